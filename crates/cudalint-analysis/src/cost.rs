@@ -1,0 +1,344 @@
+//! The hardware's own arithmetic: 32-byte sectors per global request, wavefronts per shared
+//! request (32 banks of 4 bytes; 8- and 16-byte accesses in half- and quarter-warp phases),
+//! evaluated over sampled warps and loop iterations and averaged the way ncu averages.
+
+use crate::interp::{LoopInfo, RawAccess, Space};
+use crate::lanes::{Lanes, WarpSample, WARP};
+use crate::sym::Sym;
+use crate::Shape;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Class {
+    Coalesced,
+    Broadcast,
+    Misaligned,
+    /// Stride between consecutive lanes, in bytes.
+    Strided(i64),
+    Uncoalesced,
+    DataDependent(String),
+    Unknown(String),
+    /// Local arrays live in registers or local memory: not modelled.
+    Local,
+}
+
+impl Class {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Class::Coalesced => "coalesced",
+            Class::Broadcast => "broadcast",
+            Class::Misaligned => "misaligned",
+            Class::Strided(_) => "strided",
+            Class::Uncoalesced => "uncoalesced",
+            Class::DataDependent(_) => "data-dependent",
+            Class::Unknown(_) => "unknown",
+            Class::Local => "local",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Cost {
+    pub class: Class,
+    pub sectors: Option<f64>,
+    pub ideal_sectors: Option<f64>,
+    pub wavefronts: Option<f64>,
+    pub ideal_wavefronts: Option<f64>,
+    /// First sampled warp: (lane, byte offset from the base) of its active lanes.
+    pub lanes: Vec<(u8, i64)>,
+    /// Bytes the address moves when threadIdx.x (resp. .y) grows by one.
+    pub d_tx: Option<i64>,
+    pub d_ty: Option<i64>,
+    pub samples: u32,
+}
+
+impl Cost {
+    fn not_evaluated(class: Class) -> Cost {
+        Cost {
+            class,
+            sectors: None,
+            ideal_sectors: None,
+            wavefronts: None,
+            ideal_wavefronts: None,
+            lanes: Vec::new(),
+            d_tx: None,
+            d_ty: None,
+            samples: 0,
+        }
+    }
+
+    /// How many times the ideal this access costs (1.0 when ideal or not evaluated).
+    pub fn ratio(&self) -> f64 {
+        match (self.sectors, self.ideal_sectors, self.wavefronts, self.ideal_wavefronts) {
+            (Some(s), Some(i), _, _) if i > 0.0 => s / i,
+            (_, _, Some(w), Some(i)) if i > 0.0 => w / i,
+            _ => 1.0,
+        }
+    }
+}
+
+/// The samples one access is evaluated at: (warp, iteration of the innermost loop).
+fn samples(a: &RawAccess, shape: &Shape, loops: &[LoopInfo]) -> Vec<(i64, Option<(u32, i64)>)> {
+    let threads = shape.block.iter().product::<i64>().max(1);
+    let warps = ((threads + WARP as i64 - 1) / WARP as i64).clamp(1, 4);
+    let iters: Vec<Option<(u32, i64)>> = match a.loops.last() {
+        Some(&id) => {
+            let trip = loops.get(id as usize).and_then(|l| l.trip).unwrap_or(8).clamp(1, 8);
+            (0..trip).map(|i| Some((id, i))).collect()
+        }
+        None => vec![None],
+    };
+    let mut out = Vec::new();
+    for w in 0..warps {
+        for it in &iters {
+            out.push((w, *it));
+        }
+    }
+    out
+}
+
+fn active_lanes(ws: &WarpSample, mask: &Sym) -> [bool; WARP] {
+    let mut active = ws.active;
+    if let Ok(m) = ws.eval(mask) {
+        for l in 0..WARP {
+            active[l] &= m[l] != 0;
+        }
+    }
+    active
+}
+
+pub fn evaluate(a: &RawAccess, shape: &Shape, runtime: &[i64], loops: &[LoopInfo]) -> Cost {
+    evaluate_addr(a, &a.addr, shape, runtime, loops)
+}
+
+pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], loops: &[LoopInfo]) -> Cost {
+    if a.space == Space::Local {
+        return Cost::not_evaluated(Class::Local);
+    }
+    if let Some(reason) = addr.unknown_reason() {
+        return Cost::not_evaluated(Class::Unknown(reason.to_string()));
+    }
+    let bytes = a.bytes.max(1);
+    let mut sum = (0.0, 0.0);
+    let mut n = 0u32;
+    let mut first: Option<(Lanes, [bool; WARP])> = None;
+    let mut first_active = 0usize;
+    for (warp, it) in samples(a, shape, loops) {
+        let iters: Vec<(u32, i64)> = it.into_iter().collect();
+        let ws = WarpSample::new(shape.block, shape.grid, warp, runtime, &iters);
+        let active = active_lanes(&ws, &a.mask);
+        let count = active.iter().filter(|x| **x).count();
+        if count == 0 {
+            continue;
+        }
+        if addr.data {
+            // Worst case for an index read from memory: every active lane its own sector.
+            let per_lane = ((bytes + 31) / 32).max(1) as f64;
+            let ideal = ((count as i64 * bytes + 31) / 32) as f64;
+            let (cost, ideal) = match a.space {
+                Space::Shared => (f64::NAN, f64::NAN),
+                _ => (count as f64 * per_lane, ideal),
+            };
+            sum.0 += cost;
+            sum.1 += ideal;
+            n += 1;
+            first_active = first_active.max(count);
+            continue;
+        }
+        let addrs = match ws.eval(addr) {
+            Ok(v) => v,
+            Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
+        };
+        let (c, i) = match a.space {
+            Space::Shared => wavefronts(&addrs, &active, bytes),
+            _ => sectors(&addrs, &active, bytes),
+        };
+        sum.0 += c;
+        sum.1 += i;
+        n += 1;
+        if first.is_none() {
+            first = Some((addrs, active));
+        }
+    }
+    if n == 0 {
+        return Cost::not_evaluated(Class::Unknown("no lane of the sampled warps executes this access".into()));
+    }
+    let mean = (sum.0 / n as f64, sum.1 / n as f64);
+    let (cost, ideal) = (round2(mean.0), round2(mean.1));
+    if addr.data {
+        let src = addr.data_source().map(|s| s.to_string()).unwrap_or_default();
+        let mut c = Cost::not_evaluated(Class::DataDependent(src));
+        if a.space != Space::Shared {
+            c.sectors = Some(cost);
+            c.ideal_sectors = Some(ideal);
+        }
+        c.samples = n;
+        return c;
+    }
+    let Some((addrs, active)) = first else {
+        return Cost::not_evaluated(Class::Unknown("not evaluated".into()));
+    };
+    let lanes: Vec<(u8, i64)> = (0..WARP).filter(|l| active[*l]).map(|l| (l as u8, addrs[l])).collect();
+    let class = classify(&lanes, bytes, cost, ideal);
+    let (d_tx, d_ty) = derivatives(addr, shape, runtime);
+    let mut out = Cost {
+        class,
+        sectors: None,
+        ideal_sectors: None,
+        wavefronts: None,
+        ideal_wavefronts: None,
+        lanes,
+        d_tx,
+        d_ty,
+        samples: n,
+    };
+    match a.space {
+        Space::Shared => {
+            out.wavefronts = Some(cost);
+            out.ideal_wavefronts = Some(ideal);
+        }
+        Space::Global | Space::Unknown => {
+            out.sectors = Some(cost);
+            out.ideal_sectors = Some(ideal);
+        }
+        _ => {}
+    }
+    out
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
+    let Some(&(_, a0)) = lanes.first() else { return Class::Unknown("no active lane".into()) };
+    if lanes.iter().all(|(_, a)| *a == a0) {
+        return Class::Broadcast;
+    }
+    if cost <= ideal {
+        return Class::Coalesced;
+    }
+    let d0 = if lanes.len() > 1 { lanes[1].1 - lanes[0].1 } else { 0 };
+    if d0 == bytes {
+        return Class::Misaligned;
+    }
+    if d0 != 0 {
+        return Class::Strided(d0);
+    }
+    Class::Uncoalesced
+}
+
+/// Sectors touched and the ideal for the distinct addresses requested.
+fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
+    let mut secs: Vec<i64> = Vec::with_capacity(64);
+    let mut distinct: Vec<i64> = Vec::with_capacity(32);
+    for l in 0..WARP {
+        if !active[l] {
+            continue;
+        }
+        let a = addrs[l];
+        let (first, last) = (a.div_euclid(32), (a + bytes - 1).div_euclid(32));
+        for s in first..=last.min(first + 8) {
+            secs.push(s);
+        }
+        distinct.push(a);
+    }
+    secs.sort_unstable();
+    secs.dedup();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let ideal = ((distinct.len() as i64 * bytes + 31) / 32).max(1);
+    (secs.len() as f64, ideal as f64)
+}
+
+/// Wavefronts: per phase, the largest number of distinct 4-byte words that map to one bank.
+fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
+    let lanes_per_phase = match bytes {
+        0..=4 => 32,
+        5..=8 => 16,
+        _ => 8,
+    };
+    let mut total = 0i64;
+    let mut ideal = 0i64;
+    for phase in (0..WARP).step_by(lanes_per_phase) {
+        let mut words: Vec<(i64, i64)> = Vec::with_capacity(64);
+        for l in phase..phase + lanes_per_phase {
+            if !active[l] {
+                continue;
+            }
+            let a = addrs[l];
+            let (w0, w1) = (a.div_euclid(4), (a + bytes - 1).div_euclid(4));
+            for w in w0..=w1.min(w0 + 8) {
+                words.push((w.rem_euclid(32), w));
+            }
+        }
+        if words.is_empty() {
+            continue;
+        }
+        words.sort_unstable();
+        words.dedup();
+        let mut worst = 0i64;
+        let mut run = 0i64;
+        let mut bank = -1i64;
+        for (b, _) in &words {
+            if *b == bank {
+                run += 1;
+            } else {
+                bank = *b;
+                run = 1;
+            }
+            worst = worst.max(run);
+        }
+        total += worst;
+        ideal += 1;
+    }
+    (total as f64, ideal.max(1) as f64)
+}
+
+fn derivatives(addr: &Sym, shape: &Shape, runtime: &[i64]) -> (Option<i64>, Option<i64>) {
+    let mut ws = WarpSample::new(shape.block, shape.grid, 0, runtime, &[]);
+    let lane: Lanes = std::array::from_fn(|l| l as i64);
+    let mut d = [None, None];
+    for (dim, slot) in d.iter_mut().enumerate() {
+        ws.tid = [[0; WARP]; 3];
+        ws.tid[dim] = lane;
+        ws.active = [true; WARP];
+        if let Ok(v) = ws.eval(addr) {
+            *slot = Some(v[1] - v[0]);
+        }
+    }
+    (d[0], d[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lanes_of(f: impl Fn(i64) -> i64) -> Lanes {
+        std::array::from_fn(|l| f(l as i64))
+    }
+
+    #[test]
+    fn global_sectors_match_the_probe() {
+        let all = [true; WARP];
+        assert_eq!(sectors(&lanes_of(|t| 4 * t), &all, 4), (4.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 4 * (t + 1)), &all, 4), (5.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 8 * t), &all, 4), (8.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 128 * t), &all, 4), (32.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|_| 0), &all, 4), (1.0, 1.0));
+        assert_eq!(sectors(&lanes_of(|t| 12 * t), &all, 4), (12.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 16 * t), &all, 16), (16.0, 16.0));
+        assert_eq!(sectors(&lanes_of(|t| t), &all, 1), (1.0, 1.0));
+    }
+
+    #[test]
+    fn shared_wavefronts_match_the_probe() {
+        let all = [true; WARP];
+        assert_eq!(wavefronts(&lanes_of(|t| 4 * t), &all, 4), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 4), (2.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 4), (4.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 128 * t), &all, 4), (32.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 132 * t), &all, 4), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 4), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 8), (2.0, 2.0));
+    }
+}

@@ -1,0 +1,1473 @@
+//! Walks one kernel under one launch configuration, substituting definitions as it goes,
+//! and records every memory access with its byte address as a symbolic function of the lane.
+//! Semantics are those of the first iteration of every loop, with induction variables bound
+//! to `init + iteration * step` so the cost model can sample later iterations.
+
+use crate::sym::{self, Op, Sym, UnaryOp, Var};
+use crate::types::{self, Layout};
+use crate::Options;
+use cudalint_syntax::{BinOp, Decl, Expr, ExprKind, FileModel, FnKind, Function, Span, Stmt, TemplateArg, TypeRef, UnOp};
+use std::rc::Rc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Space {
+    Global,
+    Shared,
+    Local,
+    Constant,
+    Unknown,
+}
+
+impl Space {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Local => "local",
+            Space::Constant => "constant",
+            Space::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessOp {
+    Load,
+    Store,
+    Atomic,
+}
+
+impl AccessOp {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessOp::Load => "load",
+            AccessOp::Store => "store",
+            AccessOp::Atomic => "atomic",
+        }
+    }
+}
+
+/// A place in a file: which file of the project, which bytes.
+pub type Loc = (usize, Span);
+
+#[derive(Clone, Debug)]
+pub struct FieldInfo {
+    pub name: String,
+    pub struct_name: String,
+    pub struct_size: i64,
+    pub offset: i64,
+}
+
+/// A direct index into a shared array with constant dimensions: what the padding fix needs.
+#[derive(Clone, Debug)]
+pub struct SharedIndex {
+    pub indices: Vec<Sym>,
+    pub dims: Vec<i64>,
+    pub elem_size: i64,
+    pub field_offset: i64,
+}
+
+#[derive(Clone, Debug)]
+pub struct RawAccess {
+    pub loc: Loc,
+    pub space: Space,
+    pub op: AccessOp,
+    pub bytes: i64,
+    pub elem_type: String,
+    pub base: String,
+    pub decl: Option<Loc>,
+    /// Byte offset from the base of the array or pointer.
+    pub addr: Sym,
+    pub mask: Sym,
+    /// Enclosing loops, outermost first.
+    pub loops: Vec<u32>,
+    pub field: Option<FieldInfo>,
+    pub shared_index: Option<SharedIndex>,
+    pub lane_term: Option<Loc>,
+    pub assumptions: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct RuntimeVar {
+    pub name: String,
+    pub value: i64,
+    pub configured: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct LoopInfo {
+    pub trip: Option<i64>,
+}
+
+#[derive(Clone, Debug)]
+struct Ptr {
+    space: Space,
+    base: Rc<str>,
+    offset: Sym,
+    elem: TypeRef,
+    /// Dimensions of what the pointer points to beyond the element (`float[33]` for a
+    /// decayed `float[32][33]`).
+    dims: Rc<[i64]>,
+    decl: Option<Loc>,
+    /// Indices applied so far from the array's own name, with its full dims.
+    path: Option<(Vec<Sym>, Rc<[i64]>)>,
+}
+
+#[derive(Clone, Debug)]
+enum Val {
+    Int(Sym),
+    Ptr(Ptr),
+    Dim3([Sym; 3]),
+    StructVal { name: Rc<str>, ty: TypeRef },
+    Unknown(Rc<str>),
+}
+
+impl Val {
+    fn sym(&self) -> Sym {
+        match self {
+            Val::Int(s) => s.clone(),
+            Val::Ptr(_) => sym::unknown("pointer used as an integer"),
+            Val::Dim3(_) => sym::unknown("dim3 used as an integer"),
+            Val::StructVal { name, .. } => sym::unknown(format!("struct `{name}` used as an integer")),
+            Val::Unknown(r) => sym::unknown(r.clone()),
+        }
+    }
+}
+
+struct Place {
+    ptr: Ptr,
+    /// The place is a row of a multi-dimensional array, not an element: it decays, no access.
+    subarray: bool,
+    bytes: i64,
+    ty: TypeRef,
+    field: Option<FieldInfo>,
+    assumption: Option<String>,
+}
+
+enum Binding {
+    Val(Val),
+}
+
+struct Frame {
+    /// Index into `scopes` where this function's locals start.
+    scope_base: usize,
+    file: usize,
+    ret: Option<Val>,
+    template: Vec<(String, TemplateArg)>,
+}
+
+pub struct KernelRun<'p> {
+    pub files: &'p [&'p FileModel],
+    pub options: &'p Options,
+    pub runtime: Vec<RuntimeVar>,
+    pub loops: Vec<LoopInfo>,
+    pub accesses: Vec<RawAccess>,
+    scopes: Vec<Vec<(Rc<str>, Binding)>>,
+    frames: Vec<Frame>,
+    mask: Sym,
+    loop_stack: Vec<u32>,
+    site_override: Option<Loc>,
+    macro_depth: usize,
+    steps: usize,
+}
+
+/// Statements visited per kernel, inlined calls included: a bound on work for generated input.
+const MAX_STEPS: usize = 200_000;
+const MAX_CALL_DEPTH: usize = 8;
+
+/// Launch-time bindings of one kernel configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Bindings {
+    pub template_args: Vec<Option<TemplateArg>>,
+    pub params: Vec<Option<i64>>,
+}
+
+impl<'p> KernelRun<'p> {
+    pub fn new(files: &'p [&'p FileModel], options: &'p Options) -> Self {
+        KernelRun {
+            files,
+            options,
+            runtime: Vec::new(),
+            loops: Vec::new(),
+            accesses: Vec::new(),
+            scopes: Vec::new(),
+            frames: Vec::new(),
+            mask: sym::konst(1),
+            loop_stack: Vec::new(),
+            site_override: None,
+            macro_depth: 0,
+            steps: 0,
+        }
+    }
+
+    pub fn run_kernel(&mut self, file: usize, f: &Function, bind: &Bindings) {
+        let template: Vec<(String, TemplateArg)> = f
+            .template_params
+            .iter()
+            .enumerate()
+            .filter_map(|(i, tp)| {
+                let arg = bind.template_args.get(i).cloned().flatten().or_else(|| tp.default.clone())?;
+                Some((tp.name.clone(), arg))
+            })
+            .collect();
+        self.frames.push(Frame {
+            scope_base: self.scopes.len(),
+            file,
+            ret: None,
+            template,
+        });
+        self.scopes.push(Vec::new());
+        for (i, p) in f.params.iter().enumerate() {
+            let ty = self.resolve_type(&p.ty);
+            let v = if ty.pointer_depth > 0 {
+                let mut elem = ty.clone();
+                elem.pointer_depth -= 1;
+                Val::Ptr(Ptr {
+                    space: Space::Global,
+                    base: p.name.as_str().into(),
+                    offset: sym::konst(0),
+                    elem,
+                    dims: Rc::from(Vec::new()),
+                    decl: Some((file, p.span)),
+                    path: None,
+                })
+            } else if types::is_struct(&ty.name, self.files) && !is_vector_type(&ty.name) {
+                Val::StructVal {
+                    name: p.name.as_str().into(),
+                    ty,
+                }
+            } else {
+                let launch = bind.params.get(i).copied().flatten();
+                Val::Int(self.runtime_var(&p.name, launch))
+            };
+            self.declare(&p.name, v);
+        }
+        // template value parameters without a binding are runtime values too
+        for tp in &f.template_params {
+            if !tp.is_type && !self.frames.last().is_some_and(|fr| fr.template.iter().any(|(n, _)| *n == tp.name)) {
+                let v = self.runtime_var(&tp.name, None);
+                self.declare(&tp.name, Val::Int(v));
+            }
+        }
+        if let Some(body) = &f.body {
+            self.stmts(body);
+        }
+        self.scopes.truncate(self.frames.last().map(|f| f.scope_base).unwrap_or(0));
+        self.frames.pop();
+    }
+
+    fn file(&self) -> usize {
+        self.frames.last().map(|f| f.file).unwrap_or(0)
+    }
+
+    fn loc(&self, span: Span) -> Loc {
+        self.site_override.unwrap_or((self.file(), span))
+    }
+
+    fn runtime_var(&mut self, name: &str, launch_value: Option<i64>) -> Sym {
+        if let Some(v) = self.options.params.get(name) {
+            return sym::konst(*v);
+        }
+        if let Some(v) = launch_value {
+            return sym::konst(v);
+        }
+        if let Some(i) = self.runtime.iter().position(|r| r.name == name) {
+            return sym::var(Var::Runtime(i as u32));
+        }
+        self.runtime.push(RuntimeVar {
+            name: name.to_string(),
+            value: self.options.runtime_default,
+            configured: false,
+        });
+        sym::var(Var::Runtime(self.runtime.len() as u32 - 1))
+    }
+
+    // ----- scopes -----
+
+    fn declare(&mut self, name: &str, v: Val) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.push((name.into(), Binding::Val(v)));
+        }
+    }
+
+    fn lookup_local(&self, name: &str) -> Option<&Val> {
+        let base = self.frames.last().map(|f| f.scope_base).unwrap_or(0);
+        for scope in self.scopes[base..].iter().rev() {
+            if let Some((_, Binding::Val(v))) = scope.iter().rev().find(|(n, _)| &**n == name) {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn assign_local(&mut self, name: &str, v: Val) -> bool {
+        let base = self.frames.last().map(|f| f.scope_base).unwrap_or(0);
+        for scope in self.scopes[base..].iter_mut().rev() {
+            if let Some(slot) = scope.iter_mut().rev().find(|(n, _)| &**n == name) {
+                slot.1 = Binding::Val(v);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn resolve_type(&self, ty: &TypeRef) -> TypeRef {
+        if let Some(fr) = self.frames.last() {
+            if let Some((_, TemplateArg::Type(t))) = fr.template.iter().find(|(n, _)| *n == ty.name) {
+                let mut out = t.clone();
+                out.pointer_depth += ty.pointer_depth;
+                out.is_const |= ty.is_const;
+                return out;
+            }
+        }
+        // typedefs of pointer types (`typedef float* fptr;`)
+        for f in self.files {
+            if let Some(t) = f.typedefs.iter().find(|t| t.name == ty.name && t.ty.pointer_depth > 0) {
+                let mut out = t.ty.clone();
+                out.pointer_depth += ty.pointer_depth;
+                return out;
+            }
+        }
+        ty.clone()
+    }
+
+    fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {
+        types::layout(&self.resolve_type(ty), self.files)
+    }
+
+    // ----- statements -----
+
+    fn stmts(&mut self, body: &[Stmt]) {
+        self.scopes.push(Vec::new());
+        for s in body {
+            self.stmt(s);
+            if self.frames.last().is_some_and(|f| f.ret.is_some()) && self.frames.len() > 1 {
+                break;
+            }
+        }
+        self.scopes.pop();
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return;
+        }
+        match s {
+            Stmt::Decl(d) => self.decl(d),
+            Stmt::Expr(e) => {
+                self.rvalue(e);
+            }
+            Stmt::Block(b) => self.stmts(b),
+            Stmt::If { cond, then, els } => {
+                let c = self.rvalue(cond).sym();
+                let saved = self.mask.clone();
+                let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
+                if maskable {
+                    self.mask = sym::and(saved.clone(), c.clone());
+                }
+                self.stmts(then);
+                let then_returns = ends_with_return(then);
+                if maskable {
+                    self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
+                }
+                self.stmts(els);
+                self.mask = saved;
+                // `if (i >= n) return;` leaves only the other lanes running
+                if maskable && then_returns && self.frames.len() == 1 {
+                    self.mask = sym::and(self.mask.clone(), sym::un(UnaryOp::Not, c));
+                } else if maskable && ends_with_return(els) && !els.is_empty() && self.frames.len() == 1 {
+                    self.mask = sym::and(self.mask.clone(), c);
+                }
+            }
+            Stmt::For { init, cond, update, body, .. } => {
+                self.scopes.push(Vec::new());
+                for s in init {
+                    self.stmt(s);
+                }
+                let mut steps = Vec::new();
+                if let Some(u) = update {
+                    collect_inductions(u, &mut steps);
+                }
+                self.run_loop(cond.as_ref(), body, steps);
+                self.scopes.pop();
+            }
+            Stmt::While { cond, body, do_while } => {
+                self.scopes.push(Vec::new());
+                let c = if *do_while { None } else { Some(cond) };
+                self.run_loop(c, body, Vec::new());
+                self.scopes.pop();
+            }
+            Stmt::Return(e, _) => {
+                let v = e.as_ref().map(|e| self.rvalue(e)).unwrap_or(Val::Unknown("void".into()));
+                if self.frames.len() > 1 {
+                    if let Some(f) = self.frames.last_mut() {
+                        if f.ret.is_none() {
+                            f.ret = Some(v);
+                        }
+                    }
+                }
+            }
+            Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
+        }
+    }
+
+    fn run_loop(&mut self, cond: Option<&Expr>, body: &[Stmt], mut steps: Vec<Induction>) {
+        for s in body {
+            if let Stmt::Expr(e) = s {
+                collect_inductions(e, &mut steps);
+            }
+        }
+        let id = self.loops.len() as u32;
+        self.loops.push(LoopInfo { trip: None });
+        let iter = sym::var(Var::LoopIter(id));
+        let mut trip_inputs = None;
+        for ind in &steps {
+            let Some(v0) = self.lookup_local(&ind.name).cloned() else { continue };
+            let step = match &ind.step {
+                StepKind::Add(e, neg) => {
+                    let s = self.pure_rvalue(e).sym();
+                    if *neg {
+                        sym::un(UnaryOp::Neg, s)
+                    } else {
+                        s
+                    }
+                }
+                StepKind::Shift(_) => sym::konst(0),
+            };
+            if step.lane_varying || step.data {
+                continue;
+            }
+            let new = match (&ind.step, v0.clone()) {
+                (StepKind::Add(..), Val::Int(s0)) => {
+                    if trip_inputs.is_none() {
+                        trip_inputs = Some((ind.name.clone(), s0.clone(), step.clone(), false));
+                    }
+                    Val::Int(sym::add(s0, sym::mul(iter.clone(), step)))
+                }
+                (StepKind::Add(..), Val::Ptr(mut p)) => {
+                    let size = self.layout_of(&p.elem).map(|l| l.size).unwrap_or(4);
+                    p.offset = sym::add(p.offset, sym::mul(sym::mul(iter.clone(), step), sym::konst(size)));
+                    Val::Ptr(p)
+                }
+                (StepKind::Shift(op), Val::Int(s0)) => {
+                    if trip_inputs.is_none() {
+                        trip_inputs = Some((ind.name.clone(), s0.clone(), sym::konst(0), true));
+                    }
+                    Val::Int(sym::binop(*op, s0, iter.clone()))
+                }
+                _ => continue,
+            };
+            self.assign_local(&ind.name, new);
+        }
+        if let (Some(c), Some((name, s0, step, shift))) = (cond, trip_inputs) {
+            self.loops[id as usize].trip = trip_count(c, &name, s0.as_const(), step.as_const(), shift, self);
+        }
+        let saved = self.mask.clone();
+        if let Some(c) = cond {
+            let c = self.rvalue(c).sym();
+            if c.lane_varying && !c.data && c.unknown_reason().is_none() {
+                self.mask = sym::and(saved.clone(), c);
+            }
+        }
+        self.loop_stack.push(id);
+        self.stmts(body);
+        self.loop_stack.pop();
+        self.mask = saved;
+    }
+
+    fn decl(&mut self, d: &Decl) {
+        let ty = self.resolve_type(&d.ty);
+        if !d.dims.is_empty() {
+            let dims: Vec<i64> = d
+                .dims
+                .iter()
+                .map(|dim| dim.size.as_ref().and_then(|e| self.pure_rvalue(e).sym().as_const()).unwrap_or(0))
+                .collect();
+            let space = if d.shared {
+                Space::Shared
+            } else if d.constant {
+                Space::Constant
+            } else {
+                Space::Local
+            };
+            let known = dims.iter().all(|x| *x > 0);
+            let full: Rc<[i64]> = Rc::from(if known { dims.clone() } else { Vec::new() });
+            let inner: Rc<[i64]> = Rc::from(if known && dims.len() > 1 { dims[1..].to_vec() } else { Vec::new() });
+            let v = Val::Ptr(Ptr {
+                space,
+                base: d.name.as_str().into(),
+                offset: sym::konst(0),
+                elem: ty,
+                dims: inner,
+                decl: Some((self.file(), d.span)),
+                path: if known { Some((Vec::new(), full)) } else { None },
+            });
+            if let Some(init) = &d.init {
+                self.rvalue(init);
+            }
+            self.declare(&d.name, v);
+            return;
+        }
+        let v = if ty.name == "dim3" && ty.pointer_depth == 0 {
+            match &d.init {
+                Some(Expr { kind: ExprKind::Init(args), .. }) => self.dim3_from(args),
+                Some(Expr {
+                    kind: ExprKind::Call { callee, args, .. },
+                    ..
+                }) if callee == "dim3" => self.dim3_from(args),
+                Some(e) => match self.rvalue(e) {
+                    Val::Int(s) => Val::Dim3([s, sym::konst(1), sym::konst(1)]),
+                    other => other,
+                },
+                None => Val::Dim3([sym::konst(1), sym::konst(1), sym::konst(1)]),
+            }
+        } else {
+            match &d.init {
+                Some(Expr { kind: ExprKind::Init(args), .. }) if args.len() == 1 && ty.pointer_depth == 0 => {
+                    self.rvalue(&args[0])
+                }
+                Some(e) => {
+                    let v = self.rvalue(e);
+                    match v {
+                        Val::Ptr(mut p) if ty.pointer_depth > 0 => {
+                            // `const float4* v = (const float4*)p` or an alias of a different type
+                            let mut elem = ty.clone();
+                            elem.pointer_depth -= 1;
+                            if p.dims.is_empty() && elem.name != "auto" {
+                                p.elem = elem;
+                            }
+                            Val::Ptr(p)
+                        }
+                        other => other,
+                    }
+                }
+                None => Val::Unknown(format!("`{}` is not initialised", d.name).into()),
+            }
+        };
+        self.declare(&d.name, v);
+    }
+
+    fn dim3_from(&mut self, args: &[Expr]) -> Val {
+        let mut out = [sym::konst(1), sym::konst(1), sym::konst(1)];
+        for (i, a) in args.iter().take(3).enumerate() {
+            out[i] = self.rvalue(a).sym();
+        }
+        Val::Dim3(out)
+    }
+
+    // ----- expressions -----
+
+    /// Evaluates without recording accesses (bounds, steps, sizes).
+    fn pure_rvalue(&mut self, e: &Expr) -> Val {
+        let n = self.accesses.len();
+        let v = self.rvalue(e);
+        self.accesses.truncate(n);
+        v
+    }
+
+    fn lookup(&mut self, name: &str, span: Span) -> Val {
+        if let Some(v) = self.lookup_local(name) {
+            return v.clone();
+        }
+        if let Some(fr) = self.frames.last() {
+            if let Some((_, arg)) = fr.template.iter().find(|(n, _)| n == name) {
+                return match arg.clone() {
+                    TemplateArg::Expr(e) => self.rvalue(&e),
+                    TemplateArg::Type(t) => {
+                        // `k<64>` arrives as a type descriptor when the grammar cannot tell
+                        self.lookup(&t.name, span)
+                    }
+                };
+            }
+        }
+        match name {
+            "warpSize" => return Val::Int(sym::konst(32)),
+            "threadIdx" => return Val::Dim3([sym::var(Var::Tid(0)), sym::var(Var::Tid(1)), sym::var(Var::Tid(2))]),
+            "blockIdx" => {
+                return Val::Dim3([sym::var(Var::BlockIdx(0)), sym::var(Var::BlockIdx(1)), sym::var(Var::BlockIdx(2))])
+            }
+            "blockDim" => {
+                return Val::Dim3([sym::var(Var::BlockDim(0)), sym::var(Var::BlockDim(1)), sym::var(Var::BlockDim(2))])
+            }
+            "gridDim" => {
+                return Val::Dim3([sym::var(Var::GridDim(0)), sym::var(Var::GridDim(1)), sym::var(Var::GridDim(2))])
+            }
+            _ => {}
+        }
+        // file-scope declarations: the kernel's file first, then the rest of the project
+        let file = self.file();
+        let order = std::iter::once(file).chain((0..self.files.len()).filter(move |i| *i != file));
+        for fi in order {
+            let fm = self.files[fi];
+            if let Some(d) = fm.globals.iter().rev().find(|d| d.name == name) {
+                let d = d.clone();
+                let saved = self.frames.last().map(|f| f.file);
+                if let Some(f) = self.frames.last_mut() {
+                    f.file = fi;
+                }
+                self.scopes.push(Vec::new());
+                self.decl(&d);
+                let v = self.lookup_local(name).cloned();
+                self.scopes.pop();
+                if let (Some(f), Some(s)) = (self.frames.last_mut(), saved) {
+                    f.file = s;
+                }
+                if let Some(v) = v {
+                    return match v {
+                        Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
+                        v => v,
+                    };
+                }
+            }
+            if let Some(def) = fm.defines.iter().rev().find(|d| d.name == name && d.params.is_none()) {
+                if self.macro_depth > 32 {
+                    return Val::Unknown("macro expansion too deep".into());
+                }
+                return match def.body.clone() {
+                    Some(body) => {
+                        self.macro_depth += 1;
+                        let saved = self.site_override;
+                        self.site_override = Some(saved.unwrap_or((file, span)));
+                        let v = self.rvalue(&body);
+                        self.site_override = saved;
+                        self.macro_depth -= 1;
+                        v
+                    }
+                    None => Val::Unknown(format!("macro `{name}` is not an expression").into()),
+                };
+            }
+        }
+        Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
+    }
+
+    fn rvalue(&mut self, e: &Expr) -> Val {
+        match &e.kind {
+            ExprKind::Int(v) => Val::Int(sym::konst(*v)),
+            ExprKind::Bool(b) => Val::Int(sym::konst(*b as i64)),
+            ExprKind::Float => Val::Unknown("floating-point value".into()),
+            ExprKind::Str => Val::Unknown("string".into()),
+            ExprKind::Ident(name) => self.lookup(name, e.span),
+            ExprKind::Field { base, field, arrow } => {
+                if !*arrow {
+                    if let Some(v) = self.value_field(base, field) {
+                        return v;
+                    }
+                }
+                match self.place(e) {
+                    Some(p) => self.load(p, e),
+                    None => Val::Unknown(format!("member `{field}`").into()),
+                }
+            }
+            ExprKind::Index { .. } | ExprKind::Unary { op: UnOp::Deref, .. } => match self.place(e) {
+                Some(p) if p.subarray => Val::Ptr(p.ptr),
+                Some(p) => self.load(p, e),
+                None => Val::Unknown("subscript of something that is not an array or pointer".into()),
+            },
+            ExprKind::Unary { op, arg } => match op {
+                UnOp::AddrOf => match self.place(arg) {
+                    Some(p) => Val::Ptr(p.ptr),
+                    None => Val::Unknown("address of a local variable".into()),
+                },
+                UnOp::Neg => Val::Int(sym::un(UnaryOp::Neg, self.rvalue(arg).sym())),
+                UnOp::Plus => self.rvalue(arg),
+                UnOp::Not => Val::Int(sym::un(UnaryOp::Not, self.rvalue(arg).sym())),
+                UnOp::BitNot => Val::Int(sym::un(UnaryOp::BitNot, self.rvalue(arg).sym())),
+                UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
+                    let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) { 1 } else { -1 };
+                    self.update(arg, BinOp::Add, Val::Int(sym::konst(delta)), matches!(op, UnOp::PostInc | UnOp::PostDec))
+                }
+                UnOp::Deref => unreachable_val(),
+            },
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.rvalue(lhs);
+                let b = self.rvalue(rhs);
+                self.arith(*op, a, b)
+            }
+            ExprKind::Assign { op, lhs, rhs } => {
+                let v = self.rvalue(rhs);
+                match op {
+                    None => self.store(lhs, v.clone()),
+                    Some(op) => {
+                        self.update(lhs, *op, v.clone(), false);
+                    }
+                }
+                v
+            }
+            ExprKind::Cond { cond, then, els } => {
+                let c = self.rvalue(cond).sym();
+                let saved = self.mask.clone();
+                let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
+                if maskable {
+                    self.mask = sym::and(saved.clone(), c.clone());
+                }
+                let a = self.rvalue(then);
+                if maskable {
+                    self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
+                }
+                let b = self.rvalue(els);
+                self.mask = saved;
+                match (a, b) {
+                    (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
+                    (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
+                        p.offset = sym::select(c, p.offset, q.offset);
+                        Val::Ptr(p)
+                    }
+                    (Val::Ptr(p), _) | (_, Val::Ptr(p)) if c.as_const().is_some() => Val::Ptr(p),
+                    _ => Val::Unknown("conditional with arms of different kinds".into()),
+                }
+            }
+            ExprKind::Call {
+                callee,
+                template_args,
+                args,
+            } => self.call(callee, template_args, args, e.span),
+            ExprKind::Cast { ty, arg } => {
+                let ty = self.resolve_type(ty);
+                let v = self.rvalue(arg);
+                match v {
+                    Val::Ptr(mut p) if ty.pointer_depth > 0 => {
+                        let mut elem = ty;
+                        elem.pointer_depth -= 1;
+                        p.elem = elem;
+                        p.dims = Rc::from(Vec::new());
+                        p.path = None;
+                        Val::Ptr(p)
+                    }
+                    Val::Int(s) if ty.pointer_depth == 0 => Val::Int(cast_int(&ty.name, s)),
+                    other => other,
+                }
+            }
+            ExprKind::SizeofType(t) => match self.layout_of(t) {
+                Some(l) => Val::Int(sym::konst(l.size)),
+                None => Val::Unknown(format!("sizeof({})", t.name).into()),
+            },
+            ExprKind::SizeofExpr(inner) => match &inner.kind {
+                ExprKind::Ident(n) => {
+                    let t = TypeRef::named(n);
+                    match self.layout_of(&t) {
+                        Some(l) => Val::Int(sym::konst(l.size)),
+                        None => Val::Unknown("sizeof expression".into()),
+                    }
+                }
+                _ => Val::Unknown("sizeof expression".into()),
+            },
+            ExprKind::Comma(a, b) => {
+                self.rvalue(a);
+                self.rvalue(b)
+            }
+            ExprKind::Init(items) => {
+                for i in items {
+                    self.rvalue(i);
+                }
+                Val::Unknown("initializer list".into())
+            }
+            ExprKind::Unsupported(what) => Val::Unknown(format!("unsupported syntax: {what}").into()),
+        }
+    }
+
+    /// Member of a value that is not in memory: `threadIdx.x`, a dim3 local, a struct parameter.
+    fn value_field(&mut self, base: &Expr, field: &str) -> Option<Val> {
+        let is_place = matches!(
+            base.kind,
+            ExprKind::Index { .. } | ExprKind::Unary { op: UnOp::Deref, .. } | ExprKind::Field { arrow: true, .. }
+        );
+        if is_place {
+            return None;
+        }
+        if let ExprKind::Field { base: inner, arrow: false, .. } = &base.kind {
+            if matches!(inner.kind, ExprKind::Index { .. }) {
+                return None;
+            }
+        }
+        let v = self.rvalue(base);
+        Some(match v {
+            Val::Dim3(c) => match field {
+                "x" => Val::Int(c[0].clone()),
+                "y" => Val::Int(c[1].clone()),
+                "z" => Val::Int(c[2].clone()),
+                _ => Val::Unknown(format!("dim3 member `{field}`").into()),
+            },
+            Val::StructVal { name, ty } => {
+                let full = format!("{name}.{field}");
+                match types::field(&ty.name, field, self.files) {
+                    Some((_, _, fty)) if fty.pointer_depth > 0 => {
+                        let mut elem = fty.clone();
+                        elem.pointer_depth -= 1;
+                        Val::Ptr(Ptr {
+                            space: Space::Global,
+                            base: full.as_str().into(),
+                            offset: sym::konst(0),
+                            elem,
+                            dims: Rc::from(Vec::new()),
+                            decl: None,
+                            path: None,
+                        })
+                    }
+                    Some((_, _, fty)) if types::is_struct(&fty.name, self.files) => Val::StructVal {
+                        name: full.as_str().into(),
+                        ty: fty,
+                    },
+                    _ => Val::Int(self.runtime_var(&full, None)),
+                }
+            }
+            Val::Ptr(_) => return None,
+            Val::Int(s) if s.data => Val::Int(sym::data(format!("member `{field}` of a loaded value"))),
+            Val::Int(s) if !s.lane_varying && s.unknown_reason().is_none() => {
+                Val::Unknown(format!("member `{field}` of a scalar").into())
+            }
+            _ => Val::Unknown(format!("member `{field}` of a local value").into()),
+        })
+    }
+
+    /// The memory place an lvalue expression designates, if it designates one.
+    fn place(&mut self, e: &Expr) -> Option<Place> {
+        match &e.kind {
+            ExprKind::Index { base, index } => {
+                let b = self.rvalue(base);
+                let i = self.rvalue(index).sym();
+                let Val::Ptr(p) = b else { return None };
+                Some(self.index_ptr(p, i))
+            }
+            ExprKind::Unary { op: UnOp::Deref, arg } => {
+                let Val::Ptr(p) = self.rvalue(arg) else { return None };
+                Some(self.index_ptr(p, sym::konst(0)))
+            }
+            ExprKind::Field { base, field, arrow } => {
+                let mut place = if *arrow {
+                    let Val::Ptr(p) = self.rvalue(base) else { return None };
+                    self.index_ptr(p, sym::konst(0))
+                } else {
+                    self.place(base)?
+                };
+                let ty = place.ty.clone();
+                let (off, fl, fty) = types::field(&ty.name, field, self.files)?;
+                let struct_size = self.layout_of(&ty).map(|l| l.size).unwrap_or(0);
+                place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
+                place.field = Some(FieldInfo {
+                    name: field.clone(),
+                    struct_name: ty.name.clone(),
+                    struct_size,
+                    offset: off + place.field.as_ref().map(|f| f.offset).unwrap_or(0),
+                });
+                place.bytes = fl.size;
+                place.ty = fty;
+                if let Some((idx, dims)) = place.ptr.path.take() {
+                    place.ptr.path = Some((idx, dims));
+                }
+                Some(place)
+            }
+            ExprKind::Ident(_) => {
+                // a pointer variable used as `*p`-less lvalue is not memory
+                None
+            }
+            _ => None,
+        }
+    }
+
+    fn index_ptr(&mut self, mut p: Ptr, i: Sym) -> Place {
+        let (elem_layout, assumption) = match self.layout_of(&p.elem) {
+            Some(l) => (l, None),
+            None => (
+                Layout { size: 4, align: 4 },
+                Some(format!("size of `{}` unknown; assumed 4 bytes", p.elem.name)),
+            ),
+        };
+        let inner: i64 = p.dims.iter().product::<i64>().max(1);
+        let stride = inner * elem_layout.size;
+        p.offset = sym::add(p.offset, sym::mul(i.clone(), sym::konst(stride)));
+        if let Some((idx, full)) = &mut p.path {
+            idx.push(i);
+            if idx.len() > full.len() {
+                p.path = None;
+            }
+        }
+        let subarray = !p.dims.is_empty();
+        let bytes = if subarray { stride } else { elem_layout.size };
+        if subarray {
+            p.dims = Rc::from(p.dims[1..].to_vec());
+        }
+        let ty = p.elem.clone();
+        Place {
+            ptr: p,
+            subarray,
+            bytes,
+            ty,
+            field: None,
+            assumption,
+        }
+    }
+
+    fn record(&mut self, place: &Place, span: Span, op: AccessOp, idx_expr: Option<&Expr>) {
+        let lane_term = idx_expr.and_then(|e| self.lane_term(e, 0)).map(|s| self.loc(s));
+        let shared_index = match (&place.ptr.path, place.ptr.space) {
+            (Some((idx, dims)), Space::Shared) if idx.len() == dims.len() && !dims.is_empty() => Some(SharedIndex {
+                indices: idx.clone(),
+                dims: dims.to_vec(),
+                elem_size: self.layout_of(&place.ptr.elem).map(|l| l.size).unwrap_or(4),
+                field_offset: place.field.as_ref().map(|f| f.offset).unwrap_or(0),
+            }),
+            _ => None,
+        };
+        self.accesses.push(RawAccess {
+            loc: self.loc(span),
+            space: place.ptr.space,
+            op,
+            bytes: place.bytes,
+            elem_type: place.ty.name.clone(),
+            base: place.ptr.base.to_string(),
+            decl: place.ptr.decl,
+            addr: place.ptr.offset.clone(),
+            mask: self.mask.clone(),
+            loops: self.loop_stack.clone(),
+            field: place.field.clone(),
+            shared_index,
+            lane_term,
+            assumptions: place.assumption.iter().cloned().collect(),
+        });
+    }
+
+    fn load(&mut self, place: Place, e: &Expr) -> Val {
+        self.record(&place, e.span, AccessOp::Load, index_of(e));
+        self.loaded_value(&place, e.span)
+    }
+
+    fn loaded_value(&mut self, place: &Place, span: Span) -> Val {
+        let addr = &place.ptr.offset;
+        if place.ty.pointer_depth > 0 {
+            let mut elem = place.ty.clone();
+            elem.pointer_depth -= 1;
+            let offset = if addr.lane_varying {
+                sym::data(format!("pointer loaded from `{}`", place.ptr.base))
+            } else {
+                sym::konst(0)
+            };
+            return Val::Ptr(Ptr {
+                space: Space::Global,
+                base: format!("*{}", place.ptr.base).into(),
+                offset,
+                elem,
+                dims: Rc::from(Vec::new()),
+                decl: None,
+                path: None,
+            });
+        }
+        if addr.lane_varying || addr.data {
+            Val::Int(sym::data(format!("`{}` read at a lane-dependent index", place.ptr.base)))
+        } else if addr.unknown_reason().is_some() {
+            Val::Unknown(format!("value loaded from `{}`", place.ptr.base).into())
+        } else {
+            let _ = span;
+            let name = format!("{}[...]", place.ptr.base);
+            Val::Int(self.runtime_var(&name, None))
+        }
+    }
+
+    /// The first sub-expression of an index that makes it differ between lanes.
+    fn lane_term(&mut self, e: &Expr, depth: usize) -> Option<Span> {
+        if depth > 64 {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Field { base, .. } => {
+                if let ExprKind::Ident(n) = &base.kind {
+                    if n == "threadIdx" {
+                        return Some(e.span);
+                    }
+                }
+                None
+            }
+            ExprKind::Ident(n) => match self.lookup_local(n) {
+                Some(Val::Int(s)) if s.lane_varying => Some(e.span),
+                _ => None,
+            },
+            ExprKind::Index { .. } => {
+                let v = self.pure_rvalue(e);
+                match v {
+                    Val::Int(s) if s.lane_varying => Some(e.span),
+                    _ => None,
+                }
+            }
+            ExprKind::Binary { lhs, rhs, .. } => self.lane_term(lhs, depth + 1).or_else(|| self.lane_term(rhs, depth + 1)),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => self.lane_term(arg, depth + 1),
+            ExprKind::Cond { cond, then, els } => self
+                .lane_term(then, depth + 1)
+                .or_else(|| self.lane_term(els, depth + 1))
+                .or_else(|| self.lane_term(cond, depth + 1)),
+            ExprKind::Call { args, .. } => args.iter().find_map(|a| self.lane_term(a, depth + 1)),
+            _ => None,
+        }
+    }
+
+    fn store(&mut self, lhs: &Expr, v: Val) {
+        match &lhs.kind {
+            ExprKind::Ident(name) => {
+                if !self.assign_local(name, v) {
+                    // assignment to a global or undeclared name: nothing to track
+                }
+            }
+            _ => {
+                if let Some(p) = self.place(lhs) {
+                    let idx = index_of(lhs);
+                    self.record(&p, lhs.span, AccessOp::Store, idx);
+                }
+            }
+        }
+    }
+
+    /// `x op= v`, `x++`: a read and a write of the same place.
+    fn update(&mut self, lhs: &Expr, op: BinOp, v: Val, post: bool) -> Val {
+        match &lhs.kind {
+            ExprKind::Ident(name) => {
+                let old = self.lookup(name, lhs.span);
+                let new = self.arith(op, old.clone(), v);
+                self.assign_local(name, new.clone());
+                if post {
+                    old
+                } else {
+                    new
+                }
+            }
+            _ => match self.place(lhs) {
+                Some(p) => {
+                    let idx = index_of(lhs);
+                    self.record(&p, lhs.span, AccessOp::Load, idx);
+                    self.record(&p, lhs.span, AccessOp::Store, idx);
+                    self.loaded_value(&p, lhs.span)
+                }
+                None => Val::Unknown("update of something that is not a variable or memory".into()),
+            },
+        }
+    }
+
+    fn arith(&mut self, op: BinOp, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (Val::Ptr(mut p), Val::Int(i)) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                let size = self.ptr_stride(&p);
+                let i = if op == BinOp::Sub { sym::un(UnaryOp::Neg, i) } else { i };
+                p.offset = sym::add(p.offset, sym::mul(i, sym::konst(size)));
+                p.path = None;
+                if !p.dims.is_empty() {
+                    p.dims = Rc::from(Vec::new());
+                }
+                Val::Ptr(p)
+            }
+            (Val::Int(i), Val::Ptr(mut p)) if op == BinOp::Add => {
+                let size = self.ptr_stride(&p);
+                p.offset = sym::add(p.offset, sym::mul(i, sym::konst(size)));
+                p.path = None;
+                Val::Ptr(p)
+            }
+            (Val::Ptr(p), Val::Ptr(q)) if op == BinOp::Sub && p.base == q.base => {
+                let size = self.ptr_stride(&p).max(1);
+                Val::Int(sym::binop(BinOp::Div, sym::binop(BinOp::Sub, p.offset, q.offset), sym::konst(size)))
+            }
+            (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
+            (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
+        }
+    }
+
+    fn ptr_stride(&self, p: &Ptr) -> i64 {
+        let elem = self.layout_of(&p.elem).map(|l| l.size).unwrap_or(4);
+        elem * p.dims.iter().product::<i64>().max(1)
+    }
+
+    fn call(&mut self, callee: &str, targs: &[TemplateArg], args: &[Expr], span: Span) -> Val {
+        let name = callee.rsplit("::").next().unwrap_or(callee);
+        if let Some(kind) = memory_intrinsic(name) {
+            let Some(first) = args.first() else { return Val::Unknown("intrinsic without arguments".into()) };
+            let target = self.rvalue(first);
+            for a in &args[1..] {
+                self.rvalue(a);
+            }
+            if let Val::Ptr(p) = target {
+                let place = self.index_ptr(p, sym::konst(0));
+                let place_span = first.span;
+                let idx = index_of(strip_addr(first));
+                self.record(&place, place_span, kind, idx);
+                return match kind {
+                    AccessOp::Store => Val::Unknown("void".into()),
+                    _ => self.loaded_value(&place, span),
+                };
+            }
+            return Val::Unknown(format!("`{name}` on something that is not a pointer").into());
+        }
+        match name {
+            "min" | "max" | "umin" | "umax" | "imin" | "imax" | "llmin" | "llmax" | "ullmin" | "ullmax" if args.len() == 2 => {
+                let a = self.rvalue(&args[0]).sym();
+                let b = self.rvalue(&args[1]).sym();
+                let op = if name.ends_with("min") { Op::Min } else { Op::Max };
+                return Val::Int(sym::bin(op, a, b));
+            }
+            "__mul24" | "__umul24" if args.len() == 2 => {
+                let a = self.rvalue(&args[0]).sym();
+                let b = self.rvalue(&args[1]).sym();
+                return Val::Int(sym::mul(a, b));
+            }
+            "dim3" => return self.dim3_from(args),
+            "__syncthreads" | "__syncwarp" | "__threadfence" | "__threadfence_block" | "printf" | "assert" => {
+                for a in args {
+                    self.rvalue(a);
+                }
+                return Val::Unknown("void".into());
+            }
+            "__lane_id" | "laneid" => return Val::Int(sym::var(Var::LaneId)),
+            _ => {}
+        }
+        let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+        if name.starts_with("__shfl") || name.starts_with("__ballot") || name.starts_with("__any") || name.starts_with("__all") {
+            return Val::Int(sym::data(format!("result of `{name}`")));
+        }
+        // function-like macro
+        let file = self.file();
+        let macro_def = std::iter::once(file)
+            .chain((0..self.files.len()).filter(move |i| *i != file))
+            .find_map(|fi| {
+                self.files[fi]
+                    .defines
+                    .iter()
+                    .rev()
+                    .find(|d| d.name == name && d.params.as_ref().is_some_and(|p| p.len() == args.len()))
+            })
+            .cloned();
+        if let Some(def) = macro_def {
+            let (Some(params), Some(body)) = (def.params, def.body) else {
+                return Val::Unknown(format!("macro `{name}` is not an expression").into());
+            };
+            if self.macro_depth > 32 {
+                return Val::Unknown("macro expansion too deep".into());
+            }
+            self.macro_depth += 1;
+            self.scopes.push(params.iter().map(|p| (Rc::from(p.as_str()), Binding::Val(Val::Unknown("".into())))).collect());
+            for (p, v) in params.iter().zip(argv) {
+                self.assign_local(p, v);
+            }
+            let saved = self.site_override;
+            self.site_override = Some(saved.unwrap_or((file, span)));
+            let v = self.rvalue(&body);
+            self.site_override = saved;
+            self.scopes.pop();
+            self.macro_depth -= 1;
+            return v;
+        }
+        // __device__ function defined in the project
+        let found = std::iter::once(file)
+            .chain((0..self.files.len()).filter(move |i| *i != file))
+            .find_map(|fi| {
+                self.files[fi]
+                    .functions
+                    .iter()
+                    .find(|f| {
+                        f.name.rsplit("::").next() == Some(name)
+                            && matches!(f.kind, FnKind::Device | FnKind::HostDevice)
+                            && f.params.len() == args.len()
+                            && f.body.is_some()
+                    })
+                    .map(|f| (fi, f))
+            });
+        if let Some((fi, f)) = found {
+            if self.frames.len() > MAX_CALL_DEPTH {
+                return Val::Unknown(format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into());
+            }
+            let template = f
+                .template_params
+                .iter()
+                .zip(targs.iter())
+                .map(|(p, a)| (p.name.clone(), a.clone()))
+                .collect();
+            self.frames.push(Frame {
+                scope_base: self.scopes.len(),
+                file: fi,
+                ret: None,
+                template,
+            });
+            self.scopes.push(Vec::new());
+            for (p, v) in f.params.iter().zip(argv) {
+                let v = match v {
+                    Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
+                        let mut elem = self.resolve_type(&p.ty);
+                        elem.pointer_depth -= 1;
+                        if ptr.dims.is_empty() && !f.template_params.iter().any(|t| t.name == p.ty.name) {
+                            ptr.elem = elem;
+                        }
+                        Val::Ptr(ptr)
+                    }
+                    v => v,
+                };
+                self.declare(&p.name, v);
+            }
+            if let Some(body) = &f.body {
+                let body = body.clone();
+                self.stmts(&body);
+            }
+            let frame = self.frames.pop();
+            self.scopes.truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));
+            return frame
+                .and_then(|f| f.ret)
+                .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into()));
+        }
+        if argv.iter().all(|v| matches!(v, Val::Int(s) if s.as_const().is_some())) && name == "abs" {
+            if let Some(Val::Int(s)) = argv.first() {
+                return Val::Int(sym::konst(s.as_const().unwrap_or(0).abs()));
+            }
+        }
+        Val::Unknown(format!("result of `{name}`").into())
+    }
+}
+
+fn unreachable_val() -> Val {
+    Val::Unknown("dereference".into())
+}
+
+fn is_vector_type(name: &str) -> bool {
+    types::builtin(name).is_some()
+}
+
+/// Integer casts that narrow: `(char)x` keeps the low byte. Wider or same-width casts are identity.
+fn cast_int(ty: &str, s: Sym) -> Sym {
+    match ty {
+        "char" | "signed char" | "int8_t" => s,
+        "unsigned char" | "uint8_t" => sym::binop(BinOp::BitAnd, s, sym::konst(0xff)),
+        "unsigned short" | "uint16_t" => sym::binop(BinOp::BitAnd, s, sym::konst(0xffff)),
+        "float" | "double" | "half" | "__half" => sym::unknown("floating-point value"),
+        _ => s,
+    }
+}
+
+fn memory_intrinsic(name: &str) -> Option<AccessOp> {
+    if name.starts_with("atomic") {
+        return Some(AccessOp::Atomic);
+    }
+    match name {
+        "__ldg" | "__ldcs" | "__ldcg" | "__ldca" | "__ldlu" | "__ldcv" => Some(AccessOp::Load),
+        "__stcs" | "__stcg" | "__stwb" | "__stwt" => Some(AccessOp::Store),
+        _ => None,
+    }
+}
+
+fn strip_addr(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Unary { op: UnOp::AddrOf, arg } => arg,
+        _ => e,
+    }
+}
+
+fn index_of(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Index { index, .. } => Some(index),
+        ExprKind::Field { base, .. } => index_of(base),
+        ExprKind::Unary { op: UnOp::Deref, arg } => Some(arg),
+        _ => None,
+    }
+}
+
+fn ends_with_return(body: &[Stmt]) -> bool {
+    match body.last() {
+        Some(Stmt::Return(..)) => true,
+        Some(Stmt::Block(b)) => ends_with_return(b),
+        _ => false,
+    }
+}
+
+struct Induction {
+    name: String,
+    step: StepKind,
+}
+
+enum StepKind {
+    /// `+= e` (or `-= e` when the flag is set)
+    Add(Expr, bool),
+    /// `<<= 1` / `>>= 1` / `*= 2` / `/= 2`
+    Shift(BinOp),
+}
+
+fn collect_inductions(e: &Expr, out: &mut Vec<Induction>) {
+    let one = || Expr {
+        kind: ExprKind::Int(1),
+        span: e.span,
+    };
+    match &e.kind {
+        ExprKind::Comma(a, b) => {
+            collect_inductions(a, out);
+            collect_inductions(b, out);
+        }
+        ExprKind::Unary { op, arg } => {
+            if let ExprKind::Ident(n) = &arg.kind {
+                let neg = match op {
+                    UnOp::PreInc | UnOp::PostInc => false,
+                    UnOp::PreDec | UnOp::PostDec => true,
+                    _ => return,
+                };
+                push_induction(out, n, StepKind::Add(one(), neg));
+            }
+        }
+        ExprKind::Assign { op, lhs, rhs } => {
+            let ExprKind::Ident(n) = &lhs.kind else { return };
+            let c = match rhs.kind {
+                ExprKind::Int(v) => Some(v),
+                _ => None,
+            };
+            match (op, c) {
+                (Some(BinOp::Add), _) => push_induction(out, n, StepKind::Add((**rhs).clone(), false)),
+                (Some(BinOp::Sub), _) => push_induction(out, n, StepKind::Add((**rhs).clone(), true)),
+                (Some(BinOp::Shl), Some(1)) | (Some(BinOp::Mul), Some(2)) => push_induction(out, n, StepKind::Shift(BinOp::Shl)),
+                (Some(BinOp::Shr), Some(1)) | (Some(BinOp::Div), Some(2)) => push_induction(out, n, StepKind::Shift(BinOp::Shr)),
+                (None, _) => {
+                    // `i = i + step`
+                    if let ExprKind::Binary { op: BinOp::Add, lhs: l, rhs: r } = &rhs.kind {
+                        if matches!(&l.kind, ExprKind::Ident(x) if x == n) {
+                            push_induction(out, n, StepKind::Add((**r).clone(), false));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+fn push_induction(out: &mut Vec<Induction>, name: &str, step: StepKind) {
+    if !out.iter().any(|i| i.name == name) {
+        out.push(Induction {
+            name: name.to_string(),
+            step,
+        });
+    }
+}
+
+/// Trip count of `for (v = v0; v <cmp> bound; v += step)` when all three are constants.
+fn trip_count(cond: &Expr, name: &str, v0: Option<i64>, step: Option<i64>, shift: bool, run: &mut KernelRun) -> Option<i64> {
+    let ExprKind::Binary { op, lhs, rhs } = &cond.kind else { return None };
+    if !matches!(&lhs.kind, ExprKind::Ident(n) if n == name) {
+        return None;
+    }
+    let bound = run.pure_rvalue(rhs).sym().as_const()?;
+    let v0 = v0?;
+    let mut v = v0;
+    let mut n = 0i64;
+    while n < 4096 {
+        let holds = match op {
+            BinOp::Lt => v < bound,
+            BinOp::Le => v <= bound,
+            BinOp::Gt => v > bound,
+            BinOp::Ge => v >= bound,
+            BinOp::Ne => v != bound,
+            _ => return None,
+        };
+        if !holds {
+            return Some(n);
+        }
+        n += 1;
+        if shift {
+            // only the direction matters for a trip count: compare with the start
+            return None;
+        }
+        let s = step?;
+        if s == 0 {
+            return None;
+        }
+        v += s;
+    }
+    None
+}
+
+/// What a launch site pins down, evaluated in its host function.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchValues {
+    pub block: Option<[i64; 3]>,
+    pub grid: Option<[i64; 3]>,
+    pub bindings: Bindings,
+}
+
+impl<'p> KernelRun<'p> {
+    /// Evaluates a launch's configuration and arguments with the host function's earlier
+    /// declarations in scope.
+    pub fn eval_launch(&mut self, file: usize, launch: &cudalint_syntax::Launch, kernel: &Function) -> LaunchValues {
+        self.frames.push(Frame {
+            scope_base: 0,
+            file,
+            ret: None,
+            template: Vec::new(),
+        });
+        self.scopes.push(Vec::new());
+        if let Some(host) = launch.host_fn.and_then(|i| self.files[file].functions.get(i)) {
+            let mut decls = Vec::new();
+            if let Some(body) = &host.body {
+                collect_decls_before(body, launch.span.start, &mut decls);
+            }
+            for d in decls {
+                self.decl(d);
+            }
+        }
+        let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
+            match run.pure_rvalue(e) {
+                Val::Dim3(c) => Some([c[0].as_const()?, c[1].as_const()?, c[2].as_const()?]),
+                Val::Int(s) => Some([s.as_const()?, 1, 1]),
+                _ => None,
+            }
+        };
+        let grid = launch.config.first().and_then(|e| as3(self, e));
+        let block = launch.config.get(1).and_then(|e| as3(self, e));
+        let mut bindings = Bindings::default();
+        for (i, tp) in kernel.template_params.iter().enumerate() {
+            let arg = launch.template_args.get(i).map(|a| match a {
+                TemplateArg::Expr(e) => match self.pure_rvalue(e).sym().as_const() {
+                    Some(v) => TemplateArg::Expr(int_expr(v, e.span)),
+                    None => a.clone(),
+                },
+                TemplateArg::Type(t) if !tp.is_type => match self.lookup(&t.name, Span::default()) {
+                    Val::Int(s) if s.as_const().is_some() => TemplateArg::Expr(int_expr(s.as_const().unwrap_or(0), Span::default())),
+                    _ => a.clone(),
+                },
+                TemplateArg::Type(_) => a.clone(),
+            });
+            bindings.template_args.push(arg);
+        }
+        for (i, p) in kernel.params.iter().enumerate() {
+            let v = if p.ty.pointer_depth == 0 {
+                launch.args.get(i).and_then(|e| self.pure_rvalue(e).sym().as_const())
+            } else {
+                None
+            };
+            bindings.params.push(v);
+        }
+        self.scopes.clear();
+        self.frames.clear();
+        LaunchValues { block, grid, bindings }
+    }
+}
+
+fn int_expr(v: i64, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Int(v),
+        span,
+    }
+}
+
+fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Decl>) {
+    for s in body {
+        match s {
+            Stmt::Decl(d) if d.span.end <= before => out.push(d),
+            Stmt::Block(b) => collect_decls_before(b, before, out),
+            Stmt::For { init, body, span, .. } if span.start < before => {
+                for i in init {
+                    if let Stmt::Decl(d) = i {
+                        if d.span.end <= before {
+                            out.push(d);
+                        }
+                    }
+                }
+                collect_decls_before(body, before, out)
+            }
+            Stmt::If { then, els, .. } => {
+                collect_decls_before(then, before, out);
+                collect_decls_before(els, before, out)
+            }
+            Stmt::While { body, .. } => collect_decls_before(body, before, out),
+            _ => {}
+        }
+    }
+}

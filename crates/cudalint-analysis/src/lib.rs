@@ -1,0 +1,345 @@
+//! The symbolic crate: models every memory access of a kernel as a function of the lane,
+//! evaluates whole warps, and prices each access in the hardware's units.
+
+pub mod cost;
+pub mod interp;
+pub mod lanes;
+pub mod sym;
+pub mod types;
+
+use cudalint_syntax::{FileModel, FnKind, Function, Span};
+use std::collections::HashMap;
+
+pub use cost::{Class, Cost};
+pub use interp::{AccessOp, FieldInfo, Loc, Space};
+
+/// What the analysis assumes where the source does not say.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Value of a runtime quantity (kernel parameter, unbound template argument, value read
+    /// from a uniform address): large, and a multiple of 32 so rows stay sector-aligned.
+    pub runtime_default: i64,
+    /// Configured values of named runtime quantities.
+    pub params: HashMap<String, i64>,
+    /// Block shape when neither a launch nor `__launch_bounds__` gives one.
+    pub default_block: [i64; 3],
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            runtime_default: 1024,
+            params: HashMap::new(),
+            default_block: [256, 1, 1],
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShapeSource {
+    /// From a launch site `k<<<grid, block>>>` at this location.
+    Launch(Loc),
+    LaunchBounds(i64),
+    Default,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Shape {
+    pub block: [i64; 3],
+    pub grid: [i64; 3],
+    pub source: ShapeSource,
+}
+
+/// A shared-array padding that lane evaluation proved removes the conflict.
+#[derive(Clone, Debug)]
+pub struct Padding {
+    /// The innermost dimension's size expression in the declaration.
+    pub dim: Loc,
+    pub pad: i64,
+    pub wavefronts_after: f64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Access {
+    pub loc: Loc,
+    pub kernel: String,
+    pub kernel_loc: Loc,
+    pub space: Space,
+    pub op: AccessOp,
+    pub bytes: i64,
+    pub elem_type: String,
+    pub base: String,
+    pub decl: Option<Loc>,
+    pub lane_term: Option<Loc>,
+    pub field: Option<FieldInfo>,
+    pub cost: Cost,
+    pub shape: Shape,
+    /// Runtime quantities in the address, with the values assumed for them.
+    pub runtime: Vec<(String, i64)>,
+    pub assumptions: Vec<String>,
+    pub padding: Option<Padding>,
+}
+
+/// A kernel the analysis could not look into.
+#[derive(Clone, Debug)]
+pub struct Skipped {
+    pub loc: Loc,
+    pub kernel: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Analysis {
+    pub accesses: Vec<Access>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// The kernels of a project, as (file index, function index) pairs.
+pub fn kernels(files: &[&FileModel]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (fi, f) in files.iter().enumerate() {
+        for (ki, k) in f.functions.iter().enumerate() {
+            if k.kind == FnKind::Global && k.body.is_some() {
+                out.push((fi, ki));
+            }
+        }
+    }
+    out
+}
+
+/// The configurations a kernel runs under: one per distinct launch seen in the project,
+/// else one from `__launch_bounds__` or the default.
+pub fn configurations(files: &[&FileModel], file: usize, kernel: &Function, options: &Options) -> Vec<(Shape, interp::Bindings)> {
+    let mut out: Vec<(Shape, interp::Bindings)> = Vec::new();
+    let mut fallback_block = options.default_block;
+    let mut fallback_source = ShapeSource::Default;
+    if let Some(lb) = &kernel.launch_bounds {
+        let mut run = interp::KernelRun::new(files, options);
+        let launch = cudalint_syntax::Launch {
+            kernel: kernel.name.clone(),
+            template_args: Vec::new(),
+            config: vec![lb.clone(), lb.clone()],
+            args: Vec::new(),
+            span: Span::default(),
+            host_fn: None,
+        };
+        if let Some(b) = run.eval_launch(file, &launch, kernel).block {
+            if b[0] > 0 {
+                fallback_block = [b[0], 1, 1];
+                fallback_source = ShapeSource::LaunchBounds(b[0]);
+            }
+        }
+    }
+    for (fi, f) in files.iter().enumerate() {
+        for l in &f.launches {
+            if l.kernel != kernel.name {
+                continue;
+            }
+            let mut run = interp::KernelRun::new(files, options);
+            let v = run.eval_launch(fi, l, kernel);
+            let block = match v.block {
+                Some(b) if b.iter().all(|x| *x > 0) && b.iter().product::<i64>() <= 4096 => b,
+                _ => continue,
+            };
+            let grid = v.grid.filter(|g| g.iter().all(|x| *x > 0)).unwrap_or([options.runtime_default, 1, 1]);
+            let shape = Shape {
+                block,
+                grid,
+                source: ShapeSource::Launch((fi, l.span)),
+            };
+            let dup = out.iter().any(|(s, b)| {
+                s.block == shape.block && format!("{:?}{:?}", b.template_args, b.params) == format!("{:?}{:?}", v.bindings.template_args, v.bindings.params)
+            });
+            if !dup {
+                out.push((shape, v.bindings));
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push((
+            Shape {
+                block: fallback_block,
+                grid: [options.runtime_default, 1, 1],
+                source: fallback_source,
+            },
+            interp::Bindings::default(),
+        ));
+    }
+    out
+}
+
+/// Analyses one kernel under every configuration; per access the worst configuration is kept.
+pub fn analyze_kernel(files: &[&FileModel], file: usize, index: usize, options: &Options) -> Analysis {
+    let kernel = &files[file].functions[index];
+    let kernel_loc = (file, kernel.name_span);
+    if let Some(err) = kernel.parse_error {
+        return Analysis {
+            accesses: Vec::new(),
+            skipped: vec![Skipped {
+                loc: (file, err),
+                kernel: kernel.name.clone(),
+                reason: "a parse error inside the kernel".into(),
+            }],
+        };
+    }
+    let mut best: Vec<Access> = Vec::new();
+    let mut slot: HashMap<(Loc, AccessOp, usize), usize> = HashMap::new();
+    for (shape, bindings) in configurations(files, file, kernel, options) {
+        let mut run = interp::KernelRun::new(files, options);
+        run.run_kernel(file, kernel, &bindings);
+        let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
+        let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
+        for raw in &run.accesses {
+            let cost = cost::evaluate(raw, &shape, &runtime, &run.loops);
+            let mut names = Vec::new();
+            raw.addr.visit_vars(&mut |v| {
+                if let sym::Var::Runtime(i) = v {
+                    if let Some(r) = run.runtime.get(i as usize) {
+                        if !names.iter().any(|(n, _): &(String, i64)| *n == r.name) {
+                            names.push((r.name.clone(), r.value));
+                        }
+                    }
+                }
+            });
+            let padding = if raw.space == Space::Shared && cost.ratio() > 1.0 {
+                prove_padding(raw, &run, &shape, &runtime)
+            } else {
+                None
+            };
+            let access = Access {
+                loc: raw.loc,
+                kernel: kernel.name.clone(),
+                kernel_loc,
+                space: raw.space,
+                op: raw.op,
+                bytes: raw.bytes,
+                elem_type: raw.elem_type.clone(),
+                base: raw.base.clone(),
+                decl: raw.decl,
+                lane_term: raw.lane_term,
+                field: raw.field.clone(),
+                cost,
+                shape: shape.clone(),
+                runtime: names,
+                assumptions: raw.assumptions.clone(),
+                padding,
+            };
+            // the same access reached twice in one run (inlined helpers, macros) is kept once
+            // per occurrence index so two calls of one helper stay two accesses
+            let occurrence = seen.entry((raw.loc, raw.op)).or_insert(0);
+            let key = (raw.loc, raw.op, *occurrence);
+            *occurrence += 1;
+            match slot.get(&key) {
+                Some(&i) => {
+                    if access.cost.ratio() > best[i].cost.ratio() {
+                        best[i] = access;
+                    }
+                }
+                None => {
+                    slot.insert(key, best.len());
+                    best.push(access);
+                }
+            }
+        }
+    }
+    Analysis {
+        accesses: best,
+        skipped: Vec::new(),
+    }
+}
+
+/// Tries padding the innermost dimension of the shared array by 1..=4 elements and keeps the
+/// smallest padding under which this access is conflict-free and no other access of the same
+/// array in the kernel gets worse.
+fn prove_padding(raw: &interp::RawAccess, run: &interp::KernelRun, shape: &Shape, runtime: &[i64]) -> Option<Padding> {
+    let si = raw.shared_index.as_ref()?;
+    let decl = raw.decl?;
+    if si.dims.len() < 2 {
+        return None;
+    }
+    let same: Vec<&interp::RawAccess> = run.accesses.iter().filter(|a| a.decl == Some(decl) && a.shared_index.is_some()).collect();
+    // every access of the array must be a direct index, or a padding could break an alias
+    let all_direct = run.accesses.iter().filter(|a| a.decl == Some(decl)).all(|a| a.shared_index.is_some());
+    if !all_direct {
+        return None;
+    }
+    for pad in 1..=4 {
+        let mut dims = si.dims.clone();
+        *dims.last_mut()? += pad;
+        let mut ok = true;
+        let mut after_this = 0.0;
+        for a in &same {
+            let s = a.shared_index.as_ref()?;
+            let addr = padded_addr(s, &dims);
+            let before = cost::evaluate(a, shape, runtime, &run.loops);
+            let after = cost::evaluate_addr(a, &addr, shape, runtime, &run.loops);
+            let (Some(b), Some(w), Some(ideal)) = (before.wavefronts, after.wavefronts, after.ideal_wavefronts) else {
+                ok = false;
+                break;
+            };
+            if w > b {
+                ok = false;
+                break;
+            }
+            if std::ptr::eq(*a, raw) {
+                if w > ideal {
+                    ok = false;
+                    break;
+                }
+                after_this = w;
+            }
+        }
+        if ok {
+            return Some(Padding {
+                dim: (decl.0, dim_span_of(run, decl)?),
+                pad,
+                wavefronts_after: after_this,
+            });
+        }
+    }
+    None
+}
+
+fn padded_addr(s: &interp::SharedIndex, dims: &[i64]) -> sym::Sym {
+    let mut addr = sym::konst(s.field_offset);
+    for (k, idx) in s.indices.iter().enumerate() {
+        let inner: i64 = dims[k + 1..].iter().product::<i64>().max(1);
+        addr = sym::add(addr, sym::mul(idx.clone(), sym::konst(inner * s.elem_size)));
+    }
+    addr
+}
+
+fn dim_span_of(run: &interp::KernelRun, decl: Loc) -> Option<Span> {
+    let file = run.files.get(decl.0)?;
+    let find = |d: &cudalint_syntax::Decl| (d.span == decl.1).then(|| d.dims.last().map(|x| x.span)).flatten();
+    for g in &file.globals {
+        if let Some(s) = find(g) {
+            return Some(s);
+        }
+    }
+    for f in &file.functions {
+        if let Some(body) = &f.body {
+            if let Some(s) = find_decl(body, &find) {
+                return Some(s);
+            }
+        }
+    }
+    None
+}
+
+fn find_decl(body: &[cudalint_syntax::Stmt], find: &dyn Fn(&cudalint_syntax::Decl) -> Option<Span>) -> Option<Span> {
+    use cudalint_syntax::Stmt;
+    for s in body {
+        let r = match s {
+            Stmt::Decl(d) => find(d),
+            Stmt::Block(b) | Stmt::While { body: b, .. } => find_decl(b, find),
+            Stmt::For { init, body, .. } => find_decl(init, find).or_else(|| find_decl(body, find)),
+            Stmt::If { then, els, .. } => find_decl(then, find).or_else(|| find_decl(els, find)),
+            _ => None,
+        };
+        if r.is_some() {
+            return r;
+        }
+    }
+    None
+}

@@ -1,0 +1,254 @@
+//! Symbolic integer values: expressions over lane-varying symbols (threadIdx, lane id) and
+//! warp-uniform ones (blockIdx, blockDim, runtime values, loop iterations). Nodes are shared
+//! (`Rc`) so substituting a definition many times does not copy it.
+
+use cudalint_syntax::BinOp;
+use std::rc::Rc;
+
+/// Past this many nodes (counted as a tree) an expression becomes `Unknown`: evaluation cost
+/// is bounded by it.
+pub const MAX_SYM_SIZE: u32 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Var {
+    Tid(u8),
+    LaneId,
+    BlockIdx(u8),
+    BlockDim(u8),
+    GridDim(u8),
+    /// A warp-uniform value the analysis cannot see (kernel parameter, template argument,
+    /// value loaded from a uniform address): index into the kernel's runtime table.
+    Runtime(u32),
+    /// Iteration number of a loop: index into the kernel's loop table.
+    LoopIter(u32),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Not,
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Bin(BinOp),
+    Min,
+    Max,
+}
+
+#[derive(Debug)]
+pub enum SymKind {
+    Const(i64),
+    Var(Var),
+    Un(UnaryOp, Sym),
+    Bin(Op, Sym, Sym),
+    Select(Sym, Sym, Sym),
+    /// A value read from memory at a lane-varying address: differs per lane, unknowably.
+    Data(Rc<str>),
+    Unknown(Rc<str>),
+}
+
+#[derive(Debug)]
+pub struct SymNode {
+    pub kind: SymKind,
+    pub size: u32,
+    pub lane_varying: bool,
+    pub data: bool,
+}
+
+pub type Sym = Rc<SymNode>;
+
+fn node(kind: SymKind) -> Sym {
+    let (size, lane, data) = match &kind {
+        SymKind::Const(_) | SymKind::Unknown(_) => (1, false, false),
+        SymKind::Var(v) => (1, matches!(v, Var::Tid(_) | Var::LaneId), false),
+        SymKind::Data(_) => (1, true, true),
+        SymKind::Un(_, a) => (1 + a.size, a.lane_varying, a.data),
+        SymKind::Bin(_, a, b) => (1 + a.size + b.size, a.lane_varying || b.lane_varying, a.data || b.data),
+        SymKind::Select(c, a, b) => (
+            1 + c.size + a.size + b.size,
+            c.lane_varying || a.lane_varying || b.lane_varying,
+            c.data || a.data || b.data,
+        ),
+    };
+    if size > MAX_SYM_SIZE {
+        return unknown("index expression too large to evaluate");
+    }
+    Rc::new(SymNode {
+        kind,
+        size,
+        lane_varying: lane,
+        data,
+    })
+}
+
+pub fn konst(v: i64) -> Sym {
+    node(SymKind::Const(v))
+}
+pub fn var(v: Var) -> Sym {
+    node(SymKind::Var(v))
+}
+pub fn unknown(reason: impl Into<Rc<str>>) -> Sym {
+    Rc::new(SymNode {
+        kind: SymKind::Unknown(reason.into()),
+        size: 1,
+        lane_varying: false,
+        data: false,
+    })
+}
+pub fn data(what: impl Into<Rc<str>>) -> Sym {
+    node(SymKind::Data(what.into()))
+}
+
+impl SymNode {
+    pub fn as_const(&self) -> Option<i64> {
+        match self.kind {
+            SymKind::Const(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The first reason this value cannot be evaluated, if any part of it is unknown.
+    pub fn unknown_reason(&self) -> Option<Rc<str>> {
+        match &self.kind {
+            SymKind::Unknown(r) => Some(r.clone()),
+            SymKind::Un(_, a) => a.unknown_reason(),
+            SymKind::Bin(_, a, b) => a.unknown_reason().or_else(|| b.unknown_reason()),
+            SymKind::Select(c, a, b) => c
+                .unknown_reason()
+                .or_else(|| a.unknown_reason())
+                .or_else(|| b.unknown_reason()),
+            _ => None,
+        }
+    }
+
+    pub fn data_source(&self) -> Option<Rc<str>> {
+        if !self.data {
+            return None;
+        }
+        match &self.kind {
+            SymKind::Data(r) => Some(r.clone()),
+            SymKind::Un(_, a) => a.data_source(),
+            SymKind::Bin(_, a, b) => a.data_source().or_else(|| b.data_source()),
+            SymKind::Select(c, a, b) => c.data_source().or_else(|| a.data_source()).or_else(|| b.data_source()),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on every variable in the expression.
+    pub fn visit_vars(&self, f: &mut impl FnMut(Var)) {
+        match &self.kind {
+            SymKind::Var(v) => f(*v),
+            SymKind::Un(_, a) => a.visit_vars(f),
+            SymKind::Bin(_, a, b) => {
+                a.visit_vars(f);
+                b.visit_vars(f)
+            }
+            SymKind::Select(c, a, b) => {
+                c.visit_vars(f);
+                a.visit_vars(f);
+                b.visit_vars(f)
+            }
+            _ => {}
+        }
+    }
+}
+
+pub fn apply_const(op: Op, a: i64, b: i64) -> Option<i64> {
+    use BinOp::*;
+    Some(match op {
+        Op::Min => a.min(b),
+        Op::Max => a.max(b),
+        Op::Bin(op) => match op {
+            Add => a.wrapping_add(b),
+            Sub => a.wrapping_sub(b),
+            Mul => a.wrapping_mul(b),
+            Div => a.checked_div(b)?,
+            Rem => a.checked_rem(b)?,
+            Shl => a.wrapping_shl((b & 63) as u32),
+            Shr => a.wrapping_shr((b & 63) as u32),
+            BitAnd => a & b,
+            BitOr => a | b,
+            BitXor => a ^ b,
+            And => ((a != 0) && (b != 0)) as i64,
+            Or => ((a != 0) || (b != 0)) as i64,
+            Lt => (a < b) as i64,
+            Le => (a <= b) as i64,
+            Gt => (a > b) as i64,
+            Ge => (a >= b) as i64,
+            Eq => (a == b) as i64,
+            Ne => (a != b) as i64,
+        },
+    })
+}
+
+/// Builds `a op b`, folding constants and the identities that keep indices small.
+pub fn bin(op: Op, a: Sym, b: Sym) -> Sym {
+    if let SymKind::Unknown(_) = a.kind {
+        return a;
+    }
+    if let SymKind::Unknown(_) = b.kind {
+        return b;
+    }
+    if let (Some(x), Some(y)) = (a.as_const(), b.as_const()) {
+        return match apply_const(op, x, y) {
+            Some(v) => konst(v),
+            None => unknown("division by zero"),
+        };
+    }
+    use BinOp::*;
+    match (op, a.as_const(), b.as_const()) {
+        (Op::Bin(Add), Some(0), _) => return b,
+        (Op::Bin(Add | Sub | Shl | Shr | BitOr | BitXor), _, Some(0)) => return a,
+        (Op::Bin(Mul), Some(1), _) => return b,
+        (Op::Bin(Mul | Div), _, Some(1)) => return a,
+        (Op::Bin(Mul | BitAnd), Some(0), _) | (Op::Bin(Mul | BitAnd), _, Some(0)) => return konst(0),
+        _ => {}
+    }
+    node(SymKind::Bin(op, a, b))
+}
+
+pub fn binop(op: BinOp, a: Sym, b: Sym) -> Sym {
+    bin(Op::Bin(op), a, b)
+}
+
+pub fn un(op: UnaryOp, a: Sym) -> Sym {
+    if let SymKind::Unknown(_) = a.kind {
+        return a;
+    }
+    if let Some(v) = a.as_const() {
+        return konst(match op {
+            UnaryOp::Neg => v.wrapping_neg(),
+            UnaryOp::Not => (v == 0) as i64,
+            UnaryOp::BitNot => !v,
+        });
+    }
+    node(SymKind::Un(op, a))
+}
+
+pub fn select(c: Sym, a: Sym, b: Sym) -> Sym {
+    if let Some(v) = c.as_const() {
+        return if v != 0 { a } else { b };
+    }
+    if Rc::ptr_eq(&a, &b) {
+        return a;
+    }
+    node(SymKind::Select(c, a, b))
+}
+
+pub fn add(a: Sym, b: Sym) -> Sym {
+    binop(BinOp::Add, a, b)
+}
+pub fn mul(a: Sym, b: Sym) -> Sym {
+    binop(BinOp::Mul, a, b)
+}
+pub fn and(a: Sym, b: Sym) -> Sym {
+    if a.as_const() == Some(1) {
+        return b;
+    }
+    if b.as_const() == Some(1) {
+        return a;
+    }
+    binop(BinOp::And, a, b)
+}

@@ -1,0 +1,161 @@
+//! Sizes, alignments and field offsets of the types an access can name.
+
+use cudalint_syntax::{FileModel, TypeRef};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub size: i64,
+    pub align: i64,
+}
+
+const fn l(size: i64, align: i64) -> Layout {
+    Layout { size, align }
+}
+
+/// Built-in scalar and vector types (CUDA's `vector_types.h` alignments).
+pub fn builtin(name: &str) -> Option<Layout> {
+    let n = name
+        .trim_start_matches("const ")
+        .trim_start_matches("volatile ")
+        .trim_start_matches("std::")
+        .trim_start_matches("::");
+    Some(match n {
+        "char" | "signed char" | "unsigned char" | "bool" | "int8_t" | "uint8_t" | "uchar" | "__nv_fp8_e4m3"
+        | "__nv_fp8_e5m2" | "char1" | "uchar1" => l(1, 1),
+        "short" | "unsigned short" | "short int" | "int16_t" | "uint16_t" | "ushort" | "half" | "__half"
+        | "__nv_bfloat16" | "nv_bfloat16" | "bfloat16" | "char2" | "uchar2" | "short1" => l(2, 2),
+        "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "float" | "int32_t" | "uint32_t" | "uint"
+        | "half2" | "__half2" | "__nv_bfloat162" | "nv_bfloat162" | "char4" | "uchar4" | "short2" | "ushort2"
+        | "int1" | "uint1" | "float1" | "long" | "unsigned long" => l(4, 4),
+        "double" | "long long" | "unsigned long long" | "long long int" | "unsigned long long int" | "int64_t"
+        | "uint64_t" | "size_t" | "ptrdiff_t" | "float2" | "int2" | "uint2" | "double1" | "longlong1"
+        | "ulonglong1" | "short4" | "ushort4" => l(8, 8),
+        "float3" | "int3" | "uint3" => l(12, 4),
+        "float4" | "int4" | "uint4" | "double2" | "longlong2" | "ulonglong2" => l(16, 16),
+        "double3" => l(24, 8),
+        "double4" | "longlong4" | "ulonglong4" => l(32, 16),
+        _ => return None,
+    })
+}
+
+pub const POINTER: Layout = l(8, 8);
+
+/// Resolves a type's layout: pointers, built-ins, typedefs and structs of the file.
+pub fn layout(ty: &TypeRef, files: &[&FileModel]) -> Option<Layout> {
+    if ty.pointer_depth > 0 {
+        return Some(POINTER);
+    }
+    layout_named(&ty.name, files, 0)
+}
+
+pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<Layout> {
+    if depth > 16 {
+        return None;
+    }
+    if let Some(b) = builtin(name) {
+        return Some(b);
+    }
+    let bare = name.trim_start_matches("struct ").trim_start_matches("const ");
+    for f in files {
+        if let Some(t) = f.typedefs.iter().find(|t| t.name == bare && t.ty.name != bare) {
+            if t.ty.pointer_depth > 0 {
+                return Some(POINTER);
+            }
+            return layout_named(&t.ty.name, files, depth + 1);
+        }
+    }
+    let def = files.iter().find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
+    let mut offset = 0i64;
+    let mut align = 1i64;
+    for field in &def.fields {
+        let fl = if field.ty.pointer_depth > 0 { POINTER } else { layout_named(&field.ty.name, files, depth + 1)? };
+        let count = match &field.array_len {
+            Some(e) => match e.kind {
+                cudalint_syntax::ExprKind::Int(n) => n,
+                _ => return None,
+            },
+            None => 1,
+        };
+        offset = round_up(offset, fl.align) + fl.size * count;
+        align = align.max(fl.align);
+    }
+    Some(l(round_up(offset.max(1), align), align))
+}
+
+/// Offset, layout and type of a named field of a struct (or `.x/.y/.z/.w` of a vector type).
+pub fn field(struct_name: &str, field: &str, files: &[&FileModel]) -> Option<(i64, Layout, TypeRef)> {
+    let bare = struct_name.trim_start_matches("struct ").trim_start_matches("const ");
+    if let Some(b) = builtin(bare) {
+        // vector types: components of the scalar type
+        let comps = ["x", "y", "z", "w"];
+        let k = comps.iter().position(|c| *c == field)? as i64;
+        let scalar = vector_component(bare)?;
+        let sl = builtin(scalar)?;
+        if (k + 1) * sl.size > b.size {
+            return None;
+        }
+        return Some((k * sl.size, sl, TypeRef::named(scalar)));
+    }
+    for f in files {
+        if let Some(t) = f.typedefs.iter().find(|t| t.name == bare && t.ty.name != bare) {
+            if t.ty.pointer_depth == 0 {
+                return self::field(&t.ty.name, field, files);
+            }
+        }
+    }
+    let def = files.iter().find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
+    let mut offset = 0i64;
+    for fd in &def.fields {
+        let fl = if fd.ty.pointer_depth > 0 { POINTER } else { layout_named(&fd.ty.name, files, 1)? };
+        offset = round_up(offset, fl.align);
+        if fd.name == field {
+            return Some((offset, fl, fd.ty.clone()));
+        }
+        let count = match &fd.array_len {
+            Some(e) => match e.kind {
+                cudalint_syntax::ExprKind::Int(n) => n,
+                _ => return None,
+            },
+            None => 1,
+        };
+        offset += fl.size * count;
+    }
+    None
+}
+
+fn vector_component(name: &str) -> Option<&'static str> {
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    Some(match base {
+        "float" => "float",
+        "double" => "double",
+        "int" => "int",
+        "uint" => "unsigned int",
+        "char" => "char",
+        "uchar" => "unsigned char",
+        "short" => "short",
+        "ushort" => "unsigned short",
+        "longlong" => "long long",
+        "ulonglong" => "unsigned long long",
+        "half" | "__half" => "half",
+        "__nv_bfloat16" | "nv_bfloat16" => "__nv_bfloat16",
+        _ => return None,
+    })
+}
+
+pub fn is_struct(name: &str, files: &[&FileModel]) -> bool {
+    let bare = name.trim_start_matches("struct ").trim_start_matches("const ");
+    files.iter().any(|f| f.structs.iter().any(|s| s.name == bare))
+        || files.iter().any(|f| {
+            f.typedefs
+                .iter()
+                .any(|t| t.name == bare && t.ty.name != bare && t.ty.pointer_depth == 0 && is_struct(&t.ty.name, files))
+        })
+}
+
+fn round_up(x: i64, a: i64) -> i64 {
+    if a <= 1 {
+        x
+    } else {
+        (x + a - 1) / a * a
+    }
+}

@@ -1,0 +1,200 @@
+//! The one check function behind every frontend: parse all files (one parser per thread),
+//! analyse every kernel (in parallel), turn facts into diagnostics.
+
+use crate::diagnostic::{Diagnostic, Position};
+use crate::rules;
+use cudalint_analysis::{self as analysis, Access, Loc, Options};
+use cudalint_syntax::{LineIndex, ParsedFile};
+use rayon::prelude::*;
+use serde::Serialize;
+
+/// A file to check: its path as the user should see it, and its text.
+pub struct Input {
+    pub path: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    pub analysis: Options,
+    /// Report CL1xx (what could not be analysed) in `check` too.
+    pub show_unanalysed: bool,
+}
+
+/// One analysed access, as `audit` lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct AccessRecord {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub kernel: String,
+    pub space: &'static str,
+    pub op: &'static str,
+    pub bytes: i64,
+    pub class: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stride_bytes: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub sectors_per_request: Option<f64>,
+    pub ideal_sectors_per_request: Option<f64>,
+    pub wavefronts_per_request: Option<f64>,
+    pub ideal_wavefronts_per_request: Option<f64>,
+    pub block: [i64; 3],
+    pub block_source: String,
+    pub text: String,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FileReport {
+    pub path: String,
+    pub diagnostics: Vec<Diagnostic>,
+    pub accesses: Vec<AccessRecord>,
+    pub kernels: usize,
+    /// Set when the file could not be read or parsed at all.
+    pub error: Option<String>,
+}
+
+/// Source text and line tables of the files of one run, for turning spans into positions.
+pub struct Ctx<'a> {
+    pub paths: Vec<&'a str>,
+    pub texts: Vec<&'a str>,
+    pub lines: Vec<LineIndex>,
+}
+
+impl Ctx<'_> {
+    pub fn pos(&self, (file, span): Loc) -> Position {
+        let lines = &self.lines[file];
+        let text = self.texts[file];
+        let start = (span.start as usize).min(text.len());
+        let end = (span.end as usize).clamp(start, text.len());
+        let (line, column) = lines.line_col(start);
+        let (end_line, end_column) = lines.line_col(end);
+        Position {
+            file: self.paths[file].to_string(),
+            bytes: start..end,
+            line,
+            column,
+            end_line,
+            end_column,
+        }
+    }
+
+    /// The source text at a location, whitespace collapsed (for messages).
+    pub fn text(&self, (file, span): Loc) -> String {
+        let t = self.texts[file].get(span.range()).unwrap_or("");
+        let collapsed = t.split_whitespace().collect::<Vec<_>>().join(" ");
+        if collapsed.len() > 120 {
+            let mut cut = 117;
+            while !collapsed.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!("{}...", &collapsed[..cut])
+        } else {
+            collapsed
+        }
+    }
+}
+
+/// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
+pub fn parse_all(inputs: &[Input]) -> Vec<Option<ParsedFile>> {
+    inputs.par_iter().map(|i| cudalint_syntax::parse(&i.text)).collect()
+}
+
+pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
+    let parsed = parse_all(inputs);
+    check_parsed(inputs, &parsed, settings)
+}
+
+pub fn check_parsed(inputs: &[Input], parsed: &[Option<ParsedFile>], settings: &Settings) -> Vec<FileReport> {
+    let empty = cudalint_syntax::FileModel::default();
+    let models: Vec<&cudalint_syntax::FileModel> = parsed.iter().map(|p| p.as_ref().map(|p| &p.model).unwrap_or(&empty)).collect();
+    let ctx = Ctx {
+        paths: inputs.iter().map(|i| i.path.as_str()).collect(),
+        texts: inputs.iter().map(|i| i.text.as_str()).collect(),
+        lines: inputs.par_iter().map(|i| LineIndex::new(&i.text)).collect(),
+    };
+    let jobs = analysis::kernels(&models);
+    let results: Vec<analysis::Analysis> = jobs
+        .par_iter()
+        .map(|&(f, k)| analysis::analyze_kernel(&models, f, k, &settings.analysis))
+        .collect();
+
+    let mut reports: Vec<FileReport> = inputs
+        .iter()
+        .zip(parsed)
+        .map(|(i, p)| FileReport {
+            path: i.path.clone(),
+            error: p.is_none().then(|| "tree-sitter could not parse the file".to_string()),
+            ..FileReport::default()
+        })
+        .collect();
+    for &(f, _) in &jobs {
+        reports[f].kernels += 1;
+    }
+    for result in &results {
+        for s in &result.skipped {
+            if settings.show_unanalysed {
+                reports[s.loc.0].diagnostics.push(rules::not_analysed::check_kernel(s, &ctx));
+            }
+        }
+        for a in &result.accesses {
+            if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
+                let enabled = crate::codes::rule(d.code).is_some_and(|r| r.default_enabled) || settings.show_unanalysed;
+                if enabled {
+                    reports[a.loc.0].diagnostics.push(d);
+                }
+            }
+            reports[a.loc.0].accesses.push(record(a, &ctx));
+        }
+    }
+    for (fi, p) in parsed.iter().enumerate() {
+        if let Some(p) = p {
+            // kernels whose definition the parser lost entirely
+            for e in &p.model.stray_errors {
+                if settings.show_unanalysed && ctx.texts[fi].get(e.range()).is_some_and(|t| t.contains("__global__")) {
+                    let s = analysis::Skipped {
+                        loc: (fi, *e),
+                        kernel: "<unknown>".into(),
+                        reason: "a parse error region that contains a kernel".into(),
+                    };
+                    reports[fi].diagnostics.push(rules::not_analysed::check_kernel(&s, &ctx));
+                }
+            }
+        }
+    }
+    for r in &mut reports {
+        r.diagnostics.sort_by(|a, b| (a.at.bytes.start, a.code).cmp(&(b.at.bytes.start, b.code)));
+        r.accesses.sort_by(|a, b| (a.line, a.column, a.op).cmp(&(b.line, b.column, b.op)));
+    }
+    reports
+}
+
+fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
+    let p = ctx.pos(a.loc);
+    let (stride, reason) = match &a.cost.class {
+        analysis::Class::Strided(s) => (Some(*s), None),
+        analysis::Class::Unknown(r) | analysis::Class::DataDependent(r) => (None, Some(r.clone())),
+        _ => (None, None),
+    };
+    let source = rules::shape_text(a, ctx);
+    AccessRecord {
+        file: p.file,
+        line: p.line,
+        column: p.column,
+        kernel: a.kernel.clone(),
+        space: a.space.as_str(),
+        op: a.op.as_str(),
+        bytes: a.bytes,
+        class: a.cost.class.name(),
+        stride_bytes: stride,
+        reason,
+        sectors_per_request: a.cost.sectors,
+        ideal_sectors_per_request: a.cost.ideal_sectors,
+        wavefronts_per_request: a.cost.wavefronts,
+        ideal_wavefronts_per_request: a.cost.ideal_wavefronts,
+        block: a.shape.block,
+        block_source: source,
+        text: ctx.text(a.loc),
+    }
+}

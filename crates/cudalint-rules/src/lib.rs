@@ -1,0 +1,11 @@
+//! cudalint's rules and the check function every frontend (CLI, LSP) calls: facts from the
+//! analysis in, [`Diagnostic`]s out. Frontends only render.
+
+pub mod check;
+pub mod codes;
+pub mod diagnostic;
+pub mod rules;
+
+pub use check::{check, AccessRecord, FileReport, Input, Settings};
+pub use codes::{Rule, RULES};
+pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Position, Severity};

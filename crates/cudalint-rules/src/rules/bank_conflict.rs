@@ -1,0 +1,64 @@
+//! CL301 shared-bank-conflict.
+#![doc = include_str!("../../docs/CL301.md")]
+
+use crate::check::Ctx;
+use crate::diagnostic::{Applicability, Diagnostic, Edit, Fix};
+use crate::rules::fmt_num;
+use cudalint_analysis::{Access, Class, Space};
+
+pub const DOC: &str = include_str!("../../docs/CL301.md");
+
+pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
+    if a.space != Space::Shared || matches!(a.cost.class, Class::DataDependent(_) | Class::Unknown(_)) {
+        return None;
+    }
+    let (w, i) = (a.cost.wavefronts?, a.cost.ideal_wavefronts?);
+    if w <= i {
+        return None;
+    }
+    let ways = w / i;
+    let text = ctx.text(a.loc);
+    let phase = match a.bytes {
+        0..=4 => String::new(),
+        5..=8 => " (8-byte accesses are served in two half-warp phases)".to_string(),
+        _ => " (16-byte accesses are served in four quarter-warp phases)".to_string(),
+    };
+    let message = format!(
+        "shared {} `{text}`: {}-way bank conflict, {} wavefronts per request where {} would do{phase}",
+        super::op_word(a),
+        fmt_num(ways),
+        fmt_num(w),
+        fmt_num(i)
+    );
+    let fix = match &a.padding {
+        Some(p) => {
+            let dim_text = ctx.text(p.dim);
+            let replacement = match dim_text.trim().parse::<i64>() {
+                Ok(n) => (n + p.pad).to_string(),
+                Err(_) => format!("{dim_text} + {}", p.pad),
+            };
+            Fix {
+                title: format!(
+                    "pad the innermost dimension of `{}`: [{dim_text}] -> [{replacement}] ({} wavefront{} per request, checked for every access of `{}`)",
+                    a.base,
+                    fmt_num(p.wavefronts_after),
+                    if p.wavefronts_after == 1.0 { "" } else { "s" },
+                    a.base
+                ),
+                applicability: Applicability::MachineApplicable,
+                edits: vec![Edit {
+                    at: ctx.pos(p.dim),
+                    replacement,
+                }],
+                sketch: None,
+            }
+        }
+        None => Fix {
+            title: "spread the lanes over the banks: swizzle the column index (e.g. `col ^ row`), or change which thread reads which word".into(),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+            sketch: None,
+        },
+    };
+    Some(super::make("CL301", a, ctx, message, super::standard_notes(a, ctx), Some(fix)))
+}

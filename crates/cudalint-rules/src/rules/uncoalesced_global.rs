@@ -1,0 +1,77 @@
+//! CL201 uncoalesced-global-access.
+#![doc = include_str!("../../docs/CL201.md")]
+
+use crate::check::Ctx;
+use crate::diagnostic::{Applicability, Diagnostic, Fix};
+use crate::rules::{fmt_num, ratio_text};
+use cudalint_analysis::{Access, Class, Space};
+
+pub const DOC: &str = include_str!("../../docs/CL201.md");
+
+pub fn check(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<Diagnostic> {
+    if a.space != Space::Global || !matches!(a.cost.class, Class::Strided(_) | Class::Uncoalesced) {
+        return None;
+    }
+    let (s, i) = (a.cost.sectors?, a.cost.ideal_sectors?);
+    if s < 2.0 * i {
+        return None;
+    }
+    let text = ctx.text(a.loc);
+    let message = format!(
+        "global {} `{text}`: {} sectors per request where {} would do ({} the memory traffic)",
+        super::op_word(a),
+        fmt_num(s),
+        fmt_num(i),
+        ratio_text(s, i)
+    );
+    Some(super::make("CL201", a, ctx, message, super::standard_notes(a, ctx), Some(fix(a, kernel, ctx))))
+}
+
+/// Which fix applies follows from how the address moves with threadIdx.x and threadIdx.y.
+fn fix(a: &Access, kernel: &[Access], ctx: &Ctx) -> Fix {
+    let unit = a.bytes;
+    let along_y = a.cost.d_ty == Some(unit) && a.shape.block[1] > 1;
+    // another global access of the kernel that is already row-wise in threadIdx.x
+    let partner = kernel.iter().find(|b| {
+        b.space == Space::Global && b.loc != a.loc && b.cost.d_tx == Some(b.bytes) && b.cost.d_ty.is_some_and(|d| d.abs() > 4 * b.bytes)
+    });
+    if along_y {
+        if let Some(p) = partner {
+            let tile = a.shape.block[0].clamp(8, 32);
+            let sketch = format!(
+                "__shared__ {t} tile[{tile}][{tile} + 1];   // +1: reading a column is conflict-free\n\
+                 // 1. coalesced read, as `{read}` already does: threadIdx.x walks the contiguous index\n\
+                 tile[threadIdx.y][threadIdx.x] = <source>[(row0 + threadIdx.y) * ld_src + col0 + threadIdx.x];\n\
+                 __syncthreads();\n\
+                 // 2. coalesced write: swap the block's tile coordinates, read the tile transposed\n\
+                 <destination>[(col0 + threadIdx.y) * ld_dst + row0 + threadIdx.x] = tile[threadIdx.x][threadIdx.y];",
+                t = a.elem_type,
+                read = ctx.text(p.loc),
+            );
+            return Fix {
+                title: "corner turning: stage a tile through shared memory so both the read and the write walk threadIdx.x along contiguous addresses".into(),
+                applicability: Applicability::DisplayOnly,
+                edits: Vec::new(),
+                sketch: Some(sketch),
+            };
+        }
+        return Fix {
+            title: "swap the thread mapping: the contiguous index follows threadIdx.y; let threadIdx.x drive it (swap the roles of threadIdx.x and threadIdx.y in this index)".into(),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+            sketch: None,
+        };
+    }
+    let stride = a.cost.d_tx.map(|d| d / unit.max(1)).unwrap_or(0);
+    let sketch = format!(
+        "// neighbouring lanes are {stride} elements apart: map threadIdx.x to the contiguous (last) index, e.g. with a 1D block of 1024\n\
+         const int row = blockIdx.x * 32 + threadIdx.x / 32;   // uniform within a warp\n\
+         const int col = blockIdx.y * 32 + threadIdx.x % 32;   // consecutive lanes, consecutive addresses"
+    );
+    Fix {
+        title: "make threadIdx.x walk the contiguous index (swap the thread mapping), or stage the data through a shared-memory tile read row-wise (corner turning)".into(),
+        applicability: Applicability::DisplayOnly,
+        edits: Vec::new(),
+        sketch: Some(sketch),
+    }
+}

@@ -1,0 +1,147 @@
+//! CUDA source to kernel model: tree-sitter-cuda parsing, byte-stable preprocessing, and
+//! lowering into the small AST in [`model`] that the analysis consumes.
+
+mod lines;
+mod lower;
+pub mod model;
+pub mod preprocess;
+
+use std::cell::RefCell;
+
+pub use lines::LineIndex;
+pub use model::*;
+
+/// The tree-sitter-cuda language.
+pub fn language() -> tree_sitter::Language {
+    tree_sitter_cuda::LANGUAGE.into()
+}
+
+/// Checks once, at start-up, that the grammar loads into this tree-sitter runtime (the
+/// grammar's ABI must be one the runtime supports) and knows the node kinds we rely on.
+pub fn check_language() -> Result<(), String> {
+    let lang = language();
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(&lang).map_err(|e| {
+        format!(
+            "cannot load the tree-sitter-cuda grammar (ABI {}) into tree-sitter {} (supports ABI {}..={}): {e}",
+            lang.abi_version(),
+            env!("CARGO_PKG_VERSION"),
+            tree_sitter::MIN_COMPATIBLE_LANGUAGE_VERSION,
+            tree_sitter::LANGUAGE_VERSION
+        )
+    })?;
+    for kind in [
+        "function_definition",
+        "subscript_expression",
+        "field_expression",
+        "kernel_call_syntax",
+        "launch_bounds",
+        "template_declaration",
+        "preproc_function_def",
+        "array_declarator",
+        "for_statement",
+        "call_expression",
+    ] {
+        if lang.id_for_node_kind(kind, true) == 0 {
+            return Err(format!("the tree-sitter-cuda grammar has no node kind `{kind}`"));
+        }
+    }
+    Ok(())
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<tree_sitter::Parser>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's parser (one parser per thread, created on first use).
+pub(crate) fn with_parser<R>(f: impl FnOnce(&mut tree_sitter::Parser) -> Option<R>) -> Option<R> {
+    PARSER.with(|cell| {
+        let mut slot = cell.try_borrow_mut().ok()?;
+        if slot.is_none() {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&language()).ok()?;
+            *slot = Some(p);
+        }
+        let parser = slot.as_mut()?;
+        parser.reset();
+        f(parser)
+    })
+}
+
+/// A parsed file: the tree-sitter tree (kept for incremental re-parsing by editors) and its model.
+pub struct ParsedFile {
+    pub model: FileModel,
+    pub tree: tree_sitter::Tree,
+}
+
+/// Parses only (no lowering): the floor that the speed benchmark compares against.
+pub fn parse_tree(src: &str) -> Option<tree_sitter::Tree> {
+    let text = preprocess::blank_unknown_syntax(src);
+    with_parser(|p| p.parse(text.as_ref(), None))
+}
+
+/// Parses and lowers a file. `None` only if tree-sitter itself gives up (it does not on
+/// ordinary input; the caller reports it as an error for that file).
+pub fn parse(src: &str) -> Option<ParsedFile> {
+    let text = preprocess::blank_unknown_syntax(src);
+    let tree = with_parser(|p| p.parse(text.as_ref(), None))?;
+    let mut lowerer = lower::Lowerer::new(text.as_ref());
+    lowerer.top_level(tree.root_node(), 0);
+    Some(ParsedFile {
+        model: lowerer.model,
+        tree,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_loads() {
+        check_language().unwrap();
+    }
+
+    #[test]
+    fn lowers_kernel_shared_and_launch() {
+        let src = r#"
+#define TD 32
+template <int BS>
+__global__ void __launch_bounds__(256) k(const float* __restrict__ in, float* out, int n) {
+  __shared__ float tile[TD][TD + 1];
+  int t = blockIdx.x * blockDim.x + threadIdx.x;
+  out[t] = in[t];
+}
+int main() { dim3 b(16, 16); k<64><<<g, b>>>(in, out, n); }
+"#;
+        let f = parse(src).unwrap().model;
+        assert_eq!(f.defines[0].name, "TD");
+        let k = &f.functions[0];
+        assert_eq!(k.kind, FnKind::Global);
+        assert_eq!(k.template_params[0].name, "BS");
+        assert_eq!(k.params[0].ty.pointer_depth, 1);
+        assert!(k.params[0].ty.is_const);
+        assert!(k.launch_bounds.is_some());
+        let body = k.body.as_ref().unwrap();
+        match &body[0] {
+            Stmt::Decl(d) => {
+                assert!(d.shared);
+                assert_eq!(d.dims.len(), 2);
+                assert_eq!(&src[d.dims[1].span.range()], "TD + 1");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(f.launches.len(), 1);
+        assert_eq!(f.launches[0].kernel, "k");
+        assert_eq!(f.launches[0].config.len(), 2);
+        assert_eq!(f.launches[0].host_fn, Some(1));
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let depth = 10_000;
+        let src = format!("__global__ void k(float* a) {{ a[{}0{}] = 1; }}", "(".repeat(depth), ")".repeat(depth));
+        let f = parse(&src).unwrap();
+        assert_eq!(f.model.functions.len(), 1);
+    }
+}

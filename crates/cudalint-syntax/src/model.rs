@@ -1,0 +1,319 @@
+//! The kernel model: a small, owned AST of what the analysis needs from a CUDA file.
+//! Spans are byte offsets into the original source (preprocessing keeps offsets stable).
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeRef {
+    /// Base type spelled as in the source, whitespace-normalised (`unsigned int`, `float4`, `P3`, `T`).
+    pub name: String,
+    pub pointer_depth: u8,
+    pub is_const: bool,
+}
+
+impl TypeRef {
+    pub fn named(name: &str) -> TypeRef {
+        TypeRef {
+            name: name.to_string(),
+            pointer_depth: 0,
+            is_const: false,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    Deref,
+    AddrOf,
+    PreInc,
+    PreDec,
+    PostInc,
+    PostDec,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    And,
+    Or,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+impl BinOp {
+    pub fn from_token(t: &str) -> Option<BinOp> {
+        Some(match t {
+            "+" => BinOp::Add,
+            "-" => BinOp::Sub,
+            "*" => BinOp::Mul,
+            "/" => BinOp::Div,
+            "%" => BinOp::Rem,
+            "<<" => BinOp::Shl,
+            ">>" => BinOp::Shr,
+            "&" => BinOp::BitAnd,
+            "|" => BinOp::BitOr,
+            "^" => BinOp::BitXor,
+            "&&" => BinOp::And,
+            "||" => BinOp::Or,
+            "<" => BinOp::Lt,
+            "<=" => BinOp::Le,
+            ">" => BinOp::Gt,
+            ">=" => BinOp::Ge,
+            "==" => BinOp::Eq,
+            "!=" => BinOp::Ne,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TemplateArg {
+    Type(TypeRef),
+    Expr(Expr),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Int(i64),
+    Float,
+    Bool(bool),
+    Str,
+    Ident(String),
+    Field {
+        base: Box<Expr>,
+        field: String,
+        arrow: bool,
+    },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        arg: Box<Expr>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    /// `op` is `None` for plain `=`, the arithmetic operator for `+=` and friends.
+    Assign {
+        op: Option<BinOp>,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Cond {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        els: Box<Expr>,
+    },
+    Call {
+        callee: String,
+        template_args: Vec<TemplateArg>,
+        args: Vec<Expr>,
+    },
+    /// C-style casts and `static_cast` / `reinterpret_cast` / `const_cast`.
+    Cast {
+        ty: TypeRef,
+        arg: Box<Expr>,
+    },
+    SizeofType(TypeRef),
+    SizeofExpr(Box<Expr>),
+    Comma(Box<Expr>, Box<Expr>),
+    /// `{a, b}` or constructor arguments `dim3 b(16, 16)`.
+    Init(Vec<Expr>),
+    /// Something the model does not represent; the text says what.
+    Unsupported(String),
+}
+
+impl Expr {
+    pub fn unsupported(what: impl Into<String>, span: Span) -> Expr {
+        Expr {
+            kind: ExprKind::Unsupported(what.into()),
+            span,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dim {
+    /// `None` for `[]` (extern shared arrays, arrays sized by their initializer).
+    pub size: Option<Expr>,
+    /// Span of the size text inside the brackets (empty at `[` for `[]`).
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decl {
+    pub name: String,
+    pub name_span: Span,
+    pub ty: TypeRef,
+    pub dims: Vec<Dim>,
+    pub init: Option<Expr>,
+    pub shared: bool,
+    pub constant: bool,
+    pub is_extern: bool,
+    pub is_const: bool,
+    pub is_reference: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    Decl(Decl),
+    Expr(Expr),
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        els: Vec<Stmt>,
+    },
+    For {
+        init: Vec<Stmt>,
+        cond: Option<Expr>,
+        update: Option<Expr>,
+        body: Vec<Stmt>,
+        span: Span,
+    },
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+        do_while: bool,
+    },
+    Block(Vec<Stmt>),
+    Return(Option<Expr>, Span),
+    Break,
+    Continue,
+    Other(Span),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FnKind {
+    Global,
+    Device,
+    HostDevice,
+    Host,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TemplateParam {
+    pub name: String,
+    pub is_type: bool,
+    pub default: Option<TemplateArg>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub ty: TypeRef,
+    pub is_reference: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub name_span: Span,
+    pub span: Span,
+    pub kind: FnKind,
+    pub template_params: Vec<TemplateParam>,
+    pub params: Vec<Param>,
+    pub body: Option<Vec<Stmt>>,
+    /// `__launch_bounds__(max_threads, ...)`: the first argument.
+    pub launch_bounds: Option<Expr>,
+    /// First parse-error region inside the function, if any.
+    pub parse_error: Option<Span>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDef {
+    pub name: String,
+    pub ty: TypeRef,
+    pub array_len: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct StructDef {
+    pub name: String,
+    pub fields: Vec<FieldDef>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Define {
+    pub name: String,
+    pub params: Option<Vec<String>>,
+    /// The replacement parsed as an expression; `None` when it is empty or not an expression.
+    pub body: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub kernel: String,
+    pub template_args: Vec<TemplateArg>,
+    /// `<<<grid, block, smem, stream>>>`
+    pub config: Vec<Expr>,
+    pub args: Vec<Expr>,
+    pub span: Span,
+    /// Index into `FileModel::functions` of the function that contains the launch.
+    pub host_fn: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Typedef {
+    pub name: String,
+    pub ty: TypeRef,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileModel {
+    pub functions: Vec<Function>,
+    pub structs: Vec<StructDef>,
+    pub typedefs: Vec<Typedef>,
+    pub defines: Vec<Define>,
+    /// File-scope declarations: `__shared__`/`__constant__` arrays, `const int N = ...`.
+    pub globals: Vec<Decl>,
+    pub launches: Vec<Launch>,
+    /// Parse-error regions outside any function definition.
+    pub stray_errors: Vec<Span>,
+}

@@ -1,0 +1,197 @@
+//! The `cudalint` command: a thin frontend over `cudalint_rules::check`.
+
+mod inputs;
+mod render;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use cudalint_rules::{Settings, Severity};
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "cudalint", version, about = "Predicts, per warp, what the GPU's memory system does for every global and shared access in CUDA source")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum FailOn {
+    Error,
+    Warning,
+    Info,
+    Never,
+}
+
+#[derive(clap::Args)]
+struct AnalysisArgs {
+    /// Block shape for kernels with no visible launch and no __launch_bounds__ (e.g. 256 or 16,16).
+    #[arg(long, value_name = "X[,Y[,Z]]")]
+    block: Option<String>,
+    /// Value of a runtime quantity (kernel parameter, template argument), e.g. --assume Width=4096.
+    #[arg(long, value_name = "NAME=VALUE")]
+    assume: Vec<String>,
+    /// Value assumed for runtime quantities with no configured value.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    runtime_default: i64,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Report wasteful memory accesses in .cu/.cuh files and folders.
+    Check {
+        /// Files and folders (folders are walked for .cu/.cuh, respecting .gitignore).
+        #[arg(default_value = ".")]
+        paths: Vec<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Exit 1 when a finding at or above this severity is reported.
+        #[arg(long, value_enum, default_value = "warning")]
+        fail_on: FailOn,
+        /// Also report what could not be analysed (CL1xx).
+        #[arg(long)]
+        show_unanalysed: bool,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
+    },
+    /// List every memory access analysed, with its predicted cost.
+    Audit {
+        #[arg(required = true)]
+        paths: Vec<String>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
+    },
+    /// Print the documentation of a rule (e.g. `cudalint explain CL301`), or list the rules.
+    Explain {
+        code: Option<String>,
+    },
+}
+
+fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String> {
+    let mut s = Settings {
+        show_unanalysed,
+        ..Settings::default()
+    };
+    s.analysis.runtime_default = a.runtime_default;
+    if let Some(b) = &a.block {
+        let parts: Result<Vec<i64>, _> = b.split(',').map(|x| x.trim().parse::<i64>()).collect();
+        match parts {
+            Ok(p) if !p.is_empty() && p.len() <= 3 && p.iter().all(|x| *x > 0) && p.iter().product::<i64>() <= 1024 => {
+                s.analysis.default_block = [p[0], *p.get(1).unwrap_or(&1), *p.get(2).unwrap_or(&1)];
+            }
+            _ => return Err(format!("--block {b}: expected 1 to 3 positive integers (at most 1024 threads), e.g. 256 or 16,16")),
+        }
+    }
+    for kv in &a.assume {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(format!("--assume {kv}: expected NAME=VALUE"));
+        };
+        let v: i64 = v.trim().parse().map_err(|_| format!("--assume {kv}: `{v}` is not an integer"))?;
+        s.analysis.params.insert(k.trim().to_string(), v);
+    }
+    Ok(s)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Err(e) = cudalint_syntax::check_language() {
+        eprintln!("cudalint: error: {e}");
+        return ExitCode::from(2);
+    }
+    match cli.command {
+        Command::Explain { code } => explain(code.as_deref()),
+        Command::Check {
+            paths,
+            format,
+            fail_on,
+            show_unanalysed,
+            analysis,
+        } => {
+            let settings = match settings(&analysis, show_unanalysed) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("cudalint: error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let collected = inputs::collect(&paths);
+            let reports = cudalint_rules::check(&collected.inputs, &settings);
+            let mut errors = collected.errors;
+            errors.extend(reports.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))));
+            for e in &errors {
+                eprintln!("cudalint: error: {e}");
+            }
+            match format {
+                Format::Text => {
+                    let mut out = StandardStream::stdout(ColorChoice::Auto);
+                    let _ = render::text(&reports, &collected.inputs, &mut out);
+                    let _ = writeln!(out, "{}", render::summary(&reports));
+                }
+                Format::Json => println!("{}", render::check_json(&reports, &errors)),
+            }
+            if !errors.is_empty() {
+                return ExitCode::from(2);
+            }
+            let threshold = match fail_on {
+                FailOn::Error => Some(Severity::Error),
+                FailOn::Warning => Some(Severity::Warning),
+                FailOn::Info => Some(Severity::Info),
+                FailOn::Never => None,
+            };
+            let failing = threshold.is_some_and(|t| reports.iter().flat_map(|r| &r.diagnostics).any(|d| d.severity >= t));
+            ExitCode::from(if failing { 1 } else { 0 })
+        }
+        Command::Audit { paths, format, analysis } => {
+            let settings = match settings(&analysis, true) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("cudalint: error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let collected = inputs::collect(&paths);
+            let reports = cudalint_rules::check(&collected.inputs, &settings);
+            let mut errors = collected.errors;
+            errors.extend(reports.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))));
+            for e in &errors {
+                eprintln!("cudalint: error: {e}");
+            }
+            match format {
+                Format::Text => print!("{}", render::audit_text(&reports)),
+                Format::Json => println!("{}", render::audit_json(&reports, &errors)),
+            }
+            ExitCode::from(if errors.is_empty() { 0 } else { 2 })
+        }
+    }
+}
+
+fn explain(code: Option<&str>) -> ExitCode {
+    match code {
+        None => {
+            for r in cudalint_rules::RULES {
+                println!("{}  {:<32} {:<8} {}", r.code, r.name, r.severity.as_str(), r.summary);
+            }
+            ExitCode::SUCCESS
+        }
+        Some(c) => match cudalint_rules::codes::rule(c) {
+            Some(r) => {
+                println!("{}", r.doc.trim_end());
+                println!("\nDefault severity: {}. {}", r.severity.as_str(), cudalint_rules::codes::doc_url(r.code));
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprintln!("cudalint: error: unknown rule `{c}`; `cudalint explain` lists them");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
