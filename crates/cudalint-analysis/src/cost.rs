@@ -48,7 +48,11 @@ pub struct Cost {
     /// Bytes the address moves when threadIdx.x (resp. .y) grows by one.
     pub d_tx: Option<i64>,
     pub d_ty: Option<i64>,
+    /// Bytes the address moves from one iteration of the innermost loop to the next.
+    pub d_iter: Option<i64>,
     pub samples: u32,
+    /// Whether the sampled warps and iterations disagreed (the figures are averages).
+    pub varies: bool,
 }
 
 impl Cost {
@@ -62,7 +66,9 @@ impl Cost {
             lanes: Vec::new(),
             d_tx: None,
             d_ty: None,
+            d_iter: None,
             samples: 0,
+            varies: false,
         }
     }
 
@@ -122,6 +128,8 @@ pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], 
     let mut n = 0u32;
     let mut first: Option<(Lanes, [bool; WARP])> = None;
     let mut first_active = 0usize;
+    let mut seen: Option<(f64, f64)> = None;
+    let mut varies = false;
     for (warp, it) in samples(a, shape, loops) {
         let iters: Vec<(u32, i64)> = it.into_iter().collect();
         let ws = WarpSample::new(shape.block, shape.grid, warp, runtime, &iters);
@@ -155,6 +163,11 @@ pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], 
         sum.0 += c;
         sum.1 += i;
         n += 1;
+        match seen {
+            Some(p) if p != (c, i) => varies = true,
+            None => seen = Some((c, i)),
+            _ => {}
+        }
         if first.is_none() {
             first = Some((addrs, active));
         }
@@ -172,6 +185,7 @@ pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], 
             c.ideal_sectors = Some(ideal);
         }
         c.samples = n;
+        c.varies = varies;
         return c;
     }
     let Some((addrs, active)) = first else {
@@ -180,6 +194,13 @@ pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], 
     let lanes: Vec<(u8, i64)> = (0..WARP).filter(|l| active[*l]).map(|l| (l as u8, addrs[l])).collect();
     let class = classify(&lanes, bytes, cost, ideal);
     let (d_tx, d_ty) = derivatives(addr, shape, runtime);
+    let d_iter = a.loops.last().and_then(|&id| {
+        let at = |it: i64| {
+            let iters = [(id, it)];
+            WarpSample::new(shape.block, shape.grid, 0, runtime, &iters).eval(addr).ok().map(|v| v[0])
+        };
+        Some(at(1)? - at(0)?)
+    });
     let mut out = Cost {
         class,
         sectors: None,
@@ -189,7 +210,9 @@ pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], 
         lanes,
         d_tx,
         d_ty,
+        d_iter,
         samples: n,
+        varies,
     };
     match a.space {
         Space::Shared => {

@@ -71,7 +71,17 @@ pub struct Fix {
     pub sketch: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// The predicted cost behind a finding, per warp request.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figures {
+    pub sectors_per_request: Option<f64>,
+    pub ideal_sectors_per_request: Option<f64>,
+    pub wavefronts_per_request: Option<f64>,
+    pub ideal_wavefronts_per_request: Option<f64>,
+    pub block: [i64; 3],
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Diagnostic {
     pub code: &'static str,
     pub name: &'static str,
@@ -84,4 +94,6 @@ pub struct Diagnostic {
     /// The numbers: lanes and addresses, the block shape assumed, runtime values assumed.
     pub notes: Vec<String>,
     pub fix: Option<Fix>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub figures: Option<Figures>,
 }

@@ -122,8 +122,11 @@ pub(crate) fn standard_notes(a: &Access, ctx: &Ctx) -> Vec<String> {
     notes.push(format!("{}; {}", shape_text(a, ctx), warp_text(a)));
     notes.extend(runtime_notes(a));
     notes.extend(a.assumptions.iter().cloned());
-    if a.cost.samples > 1 {
-        notes.push(format!("averaged over {} sampled warps and loop iterations, as ncu averages", a.cost.samples));
+    if a.cost.varies {
+        notes.push(format!(
+            "the figures are the mean over {} sampled warps and loop iterations that differ, as ncu averages",
+            a.cost.samples
+        ));
     }
     notes
 }
@@ -159,6 +162,13 @@ pub(crate) fn make(code: &'static str, a: &Access, ctx: &Ctx, message: String, n
         labels: standard_labels(a, ctx),
         notes,
         fix,
+        figures: Some(crate::diagnostic::Figures {
+            sectors_per_request: a.cost.sectors,
+            ideal_sectors_per_request: a.cost.ideal_sectors,
+            wavefronts_per_request: a.cost.wavefronts,
+            ideal_wavefronts_per_request: a.cost.ideal_wavefronts,
+            block: a.shape.block,
+        }),
     }
 }
 

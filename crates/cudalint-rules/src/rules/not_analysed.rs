@@ -34,5 +34,6 @@ pub fn check_kernel(s: &Skipped, ctx: &Ctx) -> Diagnostic {
         labels: Vec::new(),
         notes: Vec::new(),
         fix: None,
+        figures: None,
     }
 }

@@ -63,15 +63,38 @@ fn fix(a: &Access, kernel: &[Access], ctx: &Ctx) -> Fix {
         };
     }
     let stride = a.cost.d_tx.map(|d| d / unit.max(1)).unwrap_or(0);
-    let sketch = format!(
-        "// neighbouring lanes are {stride} elements apart: map threadIdx.x to the contiguous (last) index, e.g. with a 1D block of 1024\n\
-         const int row = blockIdx.x * 32 + threadIdx.x / 32;   // uniform within a warp\n\
-         const int col = blockIdx.y * 32 + threadIdx.x % 32;   // consecutive lanes, consecutive addresses"
-    );
+    if a.cost.d_iter == Some(unit) {
+        // the loop walks the contiguous index while threadIdx.x jumps rows (siboehm's kernel 1)
+        let sketch = format!(
+            "// neighbouring lanes are {stride} elements apart while the loop walks consecutive elements:\n\
+             // let threadIdx.x select the column instead, e.g. with a 1D block of 1024\n\
+             const int row = blockIdx.x * 32 + threadIdx.x / 32;   // uniform within a warp: broadcast\n\
+             const int col = blockIdx.y * 32 + threadIdx.x % 32;   // consecutive lanes, consecutive addresses"
+        );
+        return Fix {
+            title: "swap the thread mapping so that threadIdx.x walks the contiguous index, or stage tiles through shared memory (corner turning)".into(),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+            sketch: Some(sketch),
+        };
+    }
+    if stride > 1 && stride * unit <= 16 && a.shape.block[1] == 1 {
+        return Fix {
+            title: format!(
+                "each lane uses {stride} neighbouring elements: load them as one {}-byte vector (e.g. reinterpret_cast<const float{stride}*>), or let consecutive lanes take consecutive elements in {stride} passes",
+                stride * unit
+            ),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+            sketch: None,
+        };
+    }
     Fix {
-        title: "make threadIdx.x walk the contiguous index (swap the thread mapping), or stage the data through a shared-memory tile read row-wise (corner turning)".into(),
+        title: format!(
+            "neighbouring lanes are {stride} elements apart: make threadIdx.x walk the contiguous index (swap the thread mapping), or stage the data through a shared-memory tile read row-wise (corner turning)"
+        ),
         applicability: Applicability::DisplayOnly,
         edits: Vec::new(),
-        sketch: Some(sketch),
+        sketch: None,
     }
 }
