@@ -1,0 +1,262 @@
+//! The command line as a user meets it: exit codes, output formats, `explain`, and bad input
+//! that gets a one-line error naming the file while the rest of the run goes on.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cudalint-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const GOOD: &str = "__global__ void k(const float* in, float* out) {\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  out[t] = in[t * 32];\n}\n";
+
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn exit_codes_follow_fail_on() {
+    let dir = scratch("exit");
+    let clean = dir.join("clean.cu");
+    std::fs::write(
+        &clean,
+        "__global__ void k(float* a) { a[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f; }\n",
+    )
+    .unwrap();
+    let bad = dir.join("bad.cu");
+    std::fs::write(&bad, GOOD).unwrap();
+    assert_eq!(common::run(&["check", &s(&clean)]).code, 0);
+    let r = common::run(&["check", &s(&bad)]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("CL201"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("32 sectors per request where 4 would do (8x the memory traffic)"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        common::run(&["check", "--fail-on", "never", &s(&bad)]).code,
+        0
+    );
+    assert_eq!(
+        common::run(&["check", "--fail-on", "error", &s(&bad)]).code,
+        0
+    );
+    assert_eq!(common::run(&["check", "--block", "0", &s(&bad)]).code, 2);
+    assert_eq!(
+        common::run(&["check", "--assume", "oops", &s(&bad)]).code,
+        2
+    );
+}
+
+#[test]
+fn bad_input_gets_one_line_each_and_the_run_goes_on() {
+    let dir = scratch("bad");
+    std::fs::write(dir.join("good.cu"), GOOD).unwrap();
+    std::fs::write(dir.join("empty.cu"), "").unwrap();
+    std::fs::write(dir.join("binary.cu"), b"\x7fELF\x00\x00\x01garbage").unwrap();
+    std::fs::write(
+        dir.join("latin1.cu"),
+        b"// caf\xe9\n__global__ void k(float* a) { a[threadIdx.x] = 0; }\n",
+    )
+    .unwrap();
+    let depth = 10_000;
+    std::fs::write(
+        dir.join("deep.cu"),
+        format!(
+            "__global__ void k(float* a) {{ a[{}threadIdx.x{}] = 0; }}\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("garbage.cu"),
+        "}}}} __global__ ((( void <<<>>> [[[ ;;; \n template < < <",
+    )
+    .unwrap();
+    let mut big = String::new();
+    let mut i = 0;
+    while big.len() < 10 * 1024 * 1024 {
+        big.push_str(&format!(
+            "__global__ void gen{i}(const float* in, float* out, int n) {{\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t < n) out[t] = in[t * {}];\n}}\n",
+            1 + i % 4
+        ));
+        i += 1;
+    }
+    std::fs::write(dir.join("big.cu"), &big).unwrap();
+    let empty_dir = dir.join("nothing-here");
+    std::fs::create_dir_all(&empty_dir).unwrap();
+    std::fs::write(empty_dir.join("notes.txt"), "no CUDA").unwrap();
+    let missing = dir.join("missing.cu");
+
+    let r = common::run(&[
+        "check",
+        "--fail-on",
+        "never",
+        &s(&dir),
+        &s(&missing),
+        &s(&empty_dir),
+    ]);
+    assert_eq!(r.code, 2, "I/O errors exit 2\n{}", r.stderr);
+    let errors: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("cudalint: error:"))
+        .collect();
+    let mentions =
+        |name: &str, what: &str| errors.iter().any(|l| l.contains(name) && l.contains(what));
+    assert!(mentions("missing.cu", "no such file"), "{}", r.stderr);
+    assert!(
+        mentions("nothing-here", "no .cu or .cuh files"),
+        "{}",
+        r.stderr
+    );
+    assert!(mentions("binary.cu", "binary"), "{}", r.stderr);
+    assert!(mentions("latin1.cu", "UTF-8"), "{}", r.stderr);
+    assert_eq!(
+        errors.len(),
+        4,
+        "one line per bad input, no more:\n{}",
+        r.stderr
+    );
+    // the good file, the big one and the odd ones were still checked
+    assert!(r.stdout.contains("good.cu"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("big.cu"),
+        "{}",
+        &r.stdout[..r.stdout.len().min(2000)]
+    );
+    assert!(
+        r.stdout.contains(&format!("in {} files", 5)),
+        "{}",
+        r.stdout.lines().last().unwrap_or("")
+    );
+}
+
+#[test]
+fn folders_are_walked_respecting_gitignore() {
+    let dir = scratch("walk");
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("git not available: skipping the .gitignore part");
+        return;
+    }
+    std::fs::create_dir_all(dir.join("build")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join(".gitignore"), "build/\n").unwrap();
+    std::fs::write(dir.join("build/gen.cu"), GOOD).unwrap();
+    std::fs::write(dir.join("src/k.cuh"), GOOD).unwrap();
+    std::fs::write(dir.join("src/readme.md"), "not CUDA").unwrap();
+    let out = common::json(&["check", "--format", "json", &s(&dir)]);
+    let files: Vec<&str> = out["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["at"]["file"].as_str())
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with("src/k.cuh")), "{files:?}");
+    assert!(
+        !files.iter().any(|f| f.contains("build")),
+        "ignored folder was checked: {files:?}"
+    );
+}
+
+#[test]
+fn json_findings_carry_the_numbers() {
+    let out = common::json(&["check", "--format", "json", "fixtures/probe.cu"]);
+    let diags = out["diagnostics"].as_array().unwrap();
+    assert!(!diags.is_empty());
+    for d in diags {
+        for key in [
+            "code", "name", "severity", "message", "at", "kernel", "labels", "notes", "fix",
+        ] {
+            assert!(d.get(key).is_some(), "missing {key} in {d}");
+        }
+        let notes: Vec<&str> = d["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|n| n.as_str())
+            .collect();
+        assert!(
+            notes.iter().any(|n| n.contains("block (")),
+            "no block shape in {notes:?}"
+        );
+    }
+    let conflict = diags
+        .iter()
+        .find(|d| d["code"] == "CL301" && d["at"]["line"] == 73)
+        .expect("transpose_smem conflict");
+    assert!(conflict["message"]
+        .as_str()
+        .unwrap()
+        .contains("32-way bank conflict"));
+    let fix = &conflict["fix"];
+    assert_eq!(fix["applicability"], "machine-applicable");
+    assert_eq!(fix["edits"][0]["replacement"], "TD + 1");
+    assert_eq!(fix["edits"][0]["at"]["line"], 68);
+}
+
+#[test]
+fn audit_lists_every_access_with_its_fields() {
+    let out = common::json(&["audit", "--format", "json", "fixtures/probe.cu"]);
+    let acc = out["accesses"].as_array().unwrap();
+    assert!(acc.len() >= 62);
+    for a in acc {
+        for key in [
+            "file",
+            "line",
+            "column",
+            "kernel",
+            "space",
+            "op",
+            "bytes",
+            "class",
+            "sectors_per_request",
+            "ideal_sectors_per_request",
+            "wavefronts_per_request",
+            "ideal_wavefronts_per_request",
+            "block",
+            "block_source",
+            "text",
+        ] {
+            assert!(a.get(key).is_some(), "missing {key} in {a}");
+        }
+    }
+    let text = common::run(&["audit", "fixtures/probe.cu"]);
+    assert_eq!(text.code, 0);
+    assert!(text.stdout.contains("strided(4096B)"));
+}
+
+#[test]
+fn explain_prints_every_rule_in_fixed_sections() {
+    let list = common::run(&["explain"]);
+    assert_eq!(list.code, 0);
+    for code in [
+        "CL101", "CL102", "CL201", "CL202", "CL203", "CL204", "CL301",
+    ] {
+        assert!(list.stdout.contains(code));
+        let r = common::run(&["explain", code]);
+        assert_eq!(r.code, 0);
+        for section in [
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Fix",
+        ] {
+            assert!(r.stdout.contains(section), "{code} lacks {section}");
+        }
+    }
+    assert_eq!(common::run(&["explain", "CL999"]).code, 2);
+}

@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
 }
 
 pub fn cudalint() -> Command {
@@ -19,17 +22,26 @@ pub struct Run {
 }
 
 pub fn run(args: &[&str]) -> Run {
-    let out = cudalint().args(args).current_dir(root()).output().expect("cudalint runs");
+    let out = cudalint()
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("cudalint runs");
     let run = Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
-    assert!(!run.stderr.contains("panicked"), "cudalint panicked on {args:?}:\n{}", run.stderr);
+    assert!(
+        !run.stderr.contains("panicked"),
+        "cudalint panicked on {args:?}:\n{}",
+        run.stderr
+    );
     run
 }
 
 pub fn json(args: &[&str]) -> serde_json::Value {
     let r = run(args);
-    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{args:?} gave no JSON ({e}):\n{}\n{}", r.stdout, r.stderr))
+    serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("{args:?} gave no JSON ({e}):\n{}\n{}", r.stdout, r.stderr))
 }

@@ -67,12 +67,28 @@ fn cuda_files(dir: &Path) -> Vec<PathBuf> {
 /// Runs `check` on one unit (a file, or a folder whose files launch each other's kernels).
 fn check_unit(target: &Path, files: &[PathBuf]) -> Vec<String> {
     let root = common::root();
-    let rel = target.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
-    let out = common::json(&["check", "--format", "json", "--show-unanalysed", "--fail-on", "never", &rel]);
+    let rel = target
+        .strip_prefix(&root)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let out = common::json(&[
+        "check",
+        "--format",
+        "json",
+        "--show-unanalysed",
+        "--fail-on",
+        "never",
+        &rel,
+    ]);
     let diags = out["diagnostics"].as_array().cloned().unwrap_or_default();
     let mut expected: BTreeMap<String, Vec<Expect>> = BTreeMap::new();
     for f in files {
-        let key = f.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+        let key = f
+            .strip_prefix(&root)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         expected.insert(key, annotations(&std::fs::read_to_string(f).unwrap()));
     }
     let mut problems = Vec::new();
@@ -81,8 +97,14 @@ fn check_unit(target: &Path, files: &[PathBuf]) -> Vec<String> {
         let line = d["at"]["line"].as_u64().unwrap_or(0) as usize;
         let code = d["code"].as_str().unwrap_or("");
         let fig = &d["figures"];
-        let sectors = (fmt(&fig["sectors_per_request"]), fmt(&fig["ideal_sectors_per_request"]));
-        let waves = (fmt(&fig["wavefronts_per_request"]), fmt(&fig["ideal_wavefronts_per_request"]));
+        let sectors = (
+            fmt(&fig["sectors_per_request"]),
+            fmt(&fig["ideal_sectors_per_request"]),
+        );
+        let waves = (
+            fmt(&fig["wavefronts_per_request"]),
+            fmt(&fig["ideal_wavefronts_per_request"]),
+        );
         let list = expected.entry(file.clone()).or_default();
         let pos = list.iter().position(|e| {
             e.line == line
@@ -106,7 +128,10 @@ fn check_unit(target: &Path, files: &[PathBuf]) -> Vec<String> {
     }
     for (file, left) in expected {
         for e in left {
-            problems.push(format!("{file}:{}: expected {} {:?} {:?} was not reported", e.line, e.code, e.sectors, e.wavefronts));
+            problems.push(format!(
+                "{file}:{}: expected {} {:?} {:?} was not reported",
+                e.line, e.code, e.sectors, e.wavefronts
+            ));
         }
     }
     problems
@@ -133,7 +158,12 @@ fn every_fixture_finding_is_annotated_and_every_annotation_found() {
         }
     }
     assert!(units >= 8, "expected the fixture set, found {units} units");
-    assert!(problems.is_empty(), "{} fixture mismatches:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} fixture mismatches:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
 }
 
 #[test]

@@ -11,11 +11,22 @@ fn key(x: f64) -> i64 {
 }
 
 fn set(v: &serde_json::Value) -> BTreeSet<i64> {
-    v.as_array().map(|a| a.iter().filter_map(|x| x.as_f64()).map(key).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_f64()).map(key).collect())
+        .unwrap_or_default()
 }
 
 fn show(s: &BTreeSet<i64>) -> String {
-    let v: Vec<String> = s.iter().map(|x| if x % 100 == 0 { format!("{}", x / 100) } else { format!("{:.2}", *x as f64 / 100.0) }).collect();
+    let v: Vec<String> = s
+        .iter()
+        .map(|x| {
+            if x % 100 == 0 {
+                format!("{}", x / 100)
+            } else {
+                format!("{:.2}", *x as f64 / 100.0)
+            }
+        })
+        .collect();
     format!("{{{}}}", v.join(","))
 }
 
@@ -26,14 +37,20 @@ fn audit_agrees_with_every_ncu_record_of_the_probe() {
     let shared = root.join("../shared/groundtruth/probe.measured.json");
     let measured_text = std::fs::read_to_string(root.join("fixtures/measured/probe.json")).unwrap();
     if let Ok(s) = std::fs::read_to_string(&shared) {
-        assert_eq!(s, measured_text, "fixtures/measured/probe.json differs from ../shared/groundtruth/probe.measured.json");
+        assert_eq!(
+            s, measured_text,
+            "fixtures/measured/probe.json differs from ../shared/groundtruth/probe.measured.json"
+        );
     }
     let measured: serde_json::Value = serde_json::from_str(&measured_text).unwrap();
     let audit = common::json(&["audit", "--format", "json", "fixtures/probe.cu"]);
     let accesses = audit["accesses"].as_array().unwrap();
     let records = measured.as_array().unwrap();
     let mut agree = 0;
-    let mut table = vec![format!("{:<18} {:>4} {:<6} {:<5} {:>14} {:>14}  verdict", "kernel", "line", "space", "op", "predicted", "measured")];
+    let mut table = vec![format!(
+        "{:<18} {:>4} {:<6} {:<5} {:>14} {:>14}  verdict",
+        "kernel", "line", "space", "op", "predicted", "measured"
+    )];
     for r in records {
         let line = r["line"].as_u64().unwrap();
         let space = r["space"].as_str().unwrap();
@@ -44,13 +61,23 @@ fn audit_agrees_with_every_ncu_record_of_the_probe() {
             .collect();
         let (pred, pred_ideal, meas, meas_ideal) = if space == "global" {
             (
-                mine.iter().filter_map(|a| a["sectors_per_request"].as_f64()).map(key).collect::<BTreeSet<_>>(),
-                mine.iter().filter_map(|a| a["ideal_sectors_per_request"].as_f64()).map(key).collect::<BTreeSet<_>>(),
+                mine.iter()
+                    .filter_map(|a| a["sectors_per_request"].as_f64())
+                    .map(key)
+                    .collect::<BTreeSet<_>>(),
+                mine.iter()
+                    .filter_map(|a| a["ideal_sectors_per_request"].as_f64())
+                    .map(key)
+                    .collect::<BTreeSet<_>>(),
                 set(&r["sectors_per_request"]),
                 set(&r["ideal_sectors_per_request"]),
             )
         } else {
-            let waves: BTreeSet<i64> = mine.iter().filter_map(|a| a["wavefronts_per_request"].as_f64()).map(key).collect();
+            let waves: BTreeSet<i64> = mine
+                .iter()
+                .filter_map(|a| a["wavefronts_per_request"].as_f64())
+                .map(key)
+                .collect();
             (waves.clone(), waves, set(&r["nway"]), set(&r["nway"]))
         };
         let ok = pred == meas && (space != "global" || pred_ideal == meas_ideal);
@@ -67,7 +94,15 @@ fn audit_agrees_with_every_ncu_record_of_the_probe() {
         ));
     }
     println!("{}", table.join("\n"));
-    println!("agreement with the hardware: {agree}/{} ncu records of probe.cu", records.len());
+    println!(
+        "agreement with the hardware: {agree}/{} ncu records of probe.cu",
+        records.len()
+    );
     assert_eq!(records.len(), 62);
-    assert_eq!(agree, records.len(), "predictions disagree with ncu:\n{}", table.join("\n"));
+    assert_eq!(
+        agree,
+        records.len(),
+        "predictions disagree with ncu:\n{}",
+        table.join("\n")
+    );
 }

@@ -74,7 +74,12 @@ impl Cost {
 
     /// How many times the ideal this access costs (1.0 when ideal or not evaluated).
     pub fn ratio(&self) -> f64 {
-        match (self.sectors, self.ideal_sectors, self.wavefronts, self.ideal_wavefronts) {
+        match (
+            self.sectors,
+            self.ideal_sectors,
+            self.wavefronts,
+            self.ideal_wavefronts,
+        ) {
             (Some(s), Some(i), _, _) if i > 0.0 => s / i,
             (_, _, Some(w), Some(i)) if i > 0.0 => w / i,
             _ => 1.0,
@@ -88,7 +93,11 @@ fn samples(a: &RawAccess, shape: &Shape, loops: &[LoopInfo]) -> Vec<(i64, Option
     let warps = ((threads + WARP as i64 - 1) / WARP as i64).clamp(1, 4);
     let iters: Vec<Option<(u32, i64)>> = match a.loops.last() {
         Some(&id) => {
-            let trip = loops.get(id as usize).and_then(|l| l.trip).unwrap_or(8).clamp(1, 8);
+            let trip = loops
+                .get(id as usize)
+                .and_then(|l| l.trip)
+                .unwrap_or(8)
+                .clamp(1, 8);
             (0..trip).map(|i| Some((id, i))).collect()
         }
         None => vec![None],
@@ -98,6 +107,22 @@ fn samples(a: &RawAccess, shape: &Shape, loops: &[LoopInfo]) -> Vec<(i64, Option
         for it in &iters {
             out.push((w, *it));
         }
+    }
+    out
+}
+
+/// (warp 0, iteration 0), (warp 1, iteration 0), (warp 0, iteration 1), as far as the grid has them.
+fn probe_samples(grid: &[(i64, Option<(u32, i64)>)]) -> Vec<(i64, Option<(u32, i64)>)> {
+    let first = grid[0];
+    let mut out = vec![first];
+    if let Some(w) = grid.iter().find(|(w, it)| *w == 1 && *it == first.1) {
+        out.push(*w);
+    }
+    if let Some(i) = grid
+        .iter()
+        .find(|(w, it)| *w == 0 && it.map(|x| x.1) == Some(1))
+    {
+        out.push(*i);
     }
     out
 }
@@ -116,91 +141,155 @@ pub fn evaluate(a: &RawAccess, shape: &Shape, runtime: &[i64], loops: &[LoopInfo
     evaluate_addr(a, &a.addr, shape, runtime, loops)
 }
 
-pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], loops: &[LoopInfo]) -> Cost {
+/// One evaluated sample: the lanes' byte offsets, which lanes run, and the cost.
+struct SampleResult {
+    addrs: Lanes,
+    active: [bool; WARP],
+    cost: f64,
+    ideal: f64,
+}
+
+fn eval_sample(
+    a: &RawAccess,
+    addr: &Sym,
+    shape: &Shape,
+    runtime: &[i64],
+    sample: (i64, Option<(u32, i64)>),
+) -> Result<Option<SampleResult>, String> {
+    let iters: Vec<(u32, i64)> = sample.1.into_iter().collect();
+    let ws = WarpSample::new(shape.block, shape.grid, sample.0, runtime, &iters);
+    let active = active_lanes(&ws, &a.mask);
+    let count = active.iter().filter(|x| **x).count();
+    if count == 0 {
+        return Ok(None);
+    }
+    let bytes = a.bytes.max(1);
+    if addr.data {
+        // Worst case for an index read from memory: every active lane its own sector.
+        let per_lane = ((bytes + 31) / 32).max(1) as f64;
+        let ideal = ((count as i64 * bytes + 31) / 32).max(1) as f64;
+        return Ok(Some(SampleResult {
+            addrs: [0; WARP],
+            active,
+            cost: count as f64 * per_lane,
+            ideal,
+        }));
+    }
+    let addrs = ws.eval(addr)?;
+    let (cost, ideal) = match a.space {
+        Space::Shared => wavefronts(&addrs, &active, bytes),
+        _ => sectors(&addrs, &active, bytes),
+    };
+    Ok(Some(SampleResult {
+        addrs,
+        active,
+        cost,
+        ideal,
+    }))
+}
+
+pub fn evaluate_addr(
+    a: &RawAccess,
+    addr: &Sym,
+    shape: &Shape,
+    runtime: &[i64],
+    loops: &[LoopInfo],
+) -> Cost {
     if a.space == Space::Local {
         return Cost::not_evaluated(Class::Local);
     }
     if let Some(reason) = addr.unknown_reason() {
         return Cost::not_evaluated(Class::Unknown(reason.to_string()));
     }
-    let bytes = a.bytes.max(1);
-    let mut sum = (0.0, 0.0);
-    let mut n = 0u32;
-    let mut first: Option<(Lanes, [bool; WARP])> = None;
-    let mut first_active = 0usize;
-    let mut seen: Option<(f64, f64)> = None;
-    let mut varies = false;
-    for (warp, it) in samples(a, shape, loops) {
-        let iters: Vec<(u32, i64)> = it.into_iter().collect();
-        let ws = WarpSample::new(shape.block, shape.grid, warp, runtime, &iters);
-        let active = active_lanes(&ws, &a.mask);
-        let count = active.iter().filter(|x| **x).count();
-        if count == 0 {
-            continue;
-        }
-        if addr.data {
-            // Worst case for an index read from memory: every active lane its own sector.
-            let per_lane = ((bytes + 31) / 32).max(1) as f64;
-            let ideal = ((count as i64 * bytes + 31) / 32) as f64;
-            let (cost, ideal) = match a.space {
-                Space::Shared => (f64::NAN, f64::NAN),
-                _ => (count as f64 * per_lane, ideal),
-            };
-            sum.0 += cost;
-            sum.1 += ideal;
-            n += 1;
-            first_active = first_active.max(count);
-            continue;
-        }
-        let addrs = match ws.eval(addr) {
-            Ok(v) => v,
+    let grid = samples(a, shape, loops);
+    let probes = probe_samples(&grid);
+    let mut results: Vec<SampleResult> = Vec::with_capacity(grid.len());
+    for &p in &probes {
+        match eval_sample(a, addr, shape, runtime, p) {
+            Ok(Some(r)) => results.push(r),
+            Ok(None) => {}
             Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
-        };
-        let (c, i) = match a.space {
-            Space::Shared => wavefronts(&addrs, &active, bytes),
-            _ => sectors(&addrs, &active, bytes),
-        };
-        sum.0 += c;
-        sum.1 += i;
-        n += 1;
-        match seen {
-            Some(p) if p != (c, i) => varies = true,
-            None => seen = Some((c, i)),
-            _ => {}
-        }
-        if first.is_none() {
-            first = Some((addrs, active));
         }
     }
-    if n == 0 {
-        return Cost::not_evaluated(Class::Unknown("no lane of the sampled warps executes this access".into()));
+    // Affine addresses only translate from one warp or iteration to the next: if the probes
+    // are full warps translated by whole 128-byte rows (which keep sector and bank counts),
+    // so is the rest of the grid, and the probes stand for it.
+    let shortcut = !addr.data
+        && addr.is_affine()
+        && results.len() == probes.len()
+        && results.iter().all(|r| r.active.iter().all(|x| *x))
+        && results.iter().all(|r| {
+            let shift = r.addrs[0] - results[0].addrs[0];
+            shift.rem_euclid(128) == 0
+                && (0..WARP).all(|l| r.addrs[l] - results[0].addrs[l] == shift)
+        });
+    if !shortcut {
+        for &g in grid.iter().filter(|g| !probes.contains(g)) {
+            match eval_sample(a, addr, shape, runtime, g) {
+                Ok(Some(r)) => results.push(r),
+                Ok(None) => {}
+                Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
+            }
+        }
     }
-    let mean = (sum.0 / n as f64, sum.1 / n as f64);
-    let (cost, ideal) = (round2(mean.0), round2(mean.1));
+    let Some(first) = results.first() else {
+        return Cost::not_evaluated(Class::Unknown(
+            "no lane of the sampled warps executes this access".into(),
+        ));
+    };
+    let n = results.len() as f64;
+    let cost = round2(results.iter().map(|r| r.cost).sum::<f64>() / n);
+    let ideal = round2(results.iter().map(|r| r.ideal).sum::<f64>() / n);
+    let varies = results
+        .iter()
+        .any(|r| (r.cost, r.ideal) != (first.cost, first.ideal));
+    let bytes = a.bytes.max(1);
     if addr.data {
-        let src = addr.data_source().map(|s| s.to_string()).unwrap_or_default();
+        let src = addr
+            .data_source()
+            .map(|s| s.to_string())
+            .unwrap_or_default();
         let mut c = Cost::not_evaluated(Class::DataDependent(src));
         if a.space != Space::Shared {
             c.sectors = Some(cost);
             c.ideal_sectors = Some(ideal);
         }
-        c.samples = n;
+        c.samples = results.len() as u32;
         c.varies = varies;
         return c;
     }
-    let Some((addrs, active)) = first else {
-        return Cost::not_evaluated(Class::Unknown("not evaluated".into()));
-    };
-    let lanes: Vec<(u8, i64)> = (0..WARP).filter(|l| active[*l]).map(|l| (l as u8, addrs[l])).collect();
+    let lanes: Vec<(u8, i64)> = (0..WARP)
+        .filter(|l| first.active[*l])
+        .map(|l| (l as u8, first.addrs[l]))
+        .collect();
     let class = classify(&lanes, bytes, cost, ideal);
-    let (d_tx, d_ty) = derivatives(addr, shape, runtime);
-    let d_iter = a.loops.last().and_then(|&id| {
-        let at = |it: i64| {
-            let iters = [(id, it)];
-            WarpSample::new(shape.block, shape.grid, 0, runtime, &iters).eval(addr).ok().map(|v| v[0])
-        };
-        Some(at(1)? - at(0)?)
-    });
+    // How the address moves with threadIdx.x, threadIdx.y and the loop: only the fix
+    // suggestions need these, so only wasteful or row-wise accesses pay for them.
+    let wasteful = cost > ideal;
+    let d_tx = if shape.block[0] >= 2 && first.active[0] && first.active[1] {
+        Some(first.addrs[1] - first.addrs[0])
+    } else {
+        None
+    };
+    let d_ty = if shape.block[1] > 1 {
+        derivative_y(addr, shape, runtime)
+    } else {
+        None
+    };
+    let d_iter = if wasteful {
+        a.loops.last().and_then(|&id| {
+            let at = |it: i64| {
+                let iters = [(id, it)];
+                WarpSample::new(shape.block, shape.grid, 0, runtime, &iters)
+                    .eval(addr)
+                    .ok()
+                    .map(|v| v[0])
+            };
+            Some(at(1)? - at(0)?)
+        })
+    } else {
+        None
+    };
     let mut out = Cost {
         class,
         sectors: None,
@@ -211,7 +300,7 @@ pub fn evaluate_addr(a: &RawAccess, addr: &Sym, shape: &Shape, runtime: &[i64], 
         d_tx,
         d_ty,
         d_iter,
-        samples: n,
+        samples: results.len() as u32,
         varies,
     };
     match a.space {
@@ -233,14 +322,20 @@ fn round2(x: f64) -> f64 {
 }
 
 fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
-    let Some(&(_, a0)) = lanes.first() else { return Class::Unknown("no active lane".into()) };
+    let Some(&(_, a0)) = lanes.first() else {
+        return Class::Unknown("no active lane".into());
+    };
     if lanes.iter().all(|(_, a)| *a == a0) {
         return Class::Broadcast;
     }
     if cost <= ideal {
         return Class::Coalesced;
     }
-    let d0 = if lanes.len() > 1 { lanes[1].1 - lanes[0].1 } else { 0 };
+    let d0 = if lanes.len() > 1 {
+        lanes[1].1 - lanes[0].1
+    } else {
+        0
+    };
     if d0 == bytes {
         return Class::Misaligned;
     }
@@ -250,10 +345,11 @@ fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
     Class::Uncoalesced
 }
 
-/// Sectors touched and the ideal for the distinct addresses requested.
+/// Sectors touched, and the ideal as ncu counts it: the sectors the active lanes' bytes would
+/// fill if packed, never more than the sectors touched (a broadcast is ideal at 1).
 fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
     let mut secs: Vec<i64> = Vec::with_capacity(64);
-    let mut distinct: Vec<i64> = Vec::with_capacity(32);
+    let mut count = 0i64;
     for l in 0..WARP {
         if !active[l] {
             continue;
@@ -263,73 +359,57 @@ fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
         for s in first..=last.min(first + 8) {
             secs.push(s);
         }
-        distinct.push(a);
+        count += 1;
     }
     secs.sort_unstable();
     secs.dedup();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let ideal = ((distinct.len() as i64 * bytes + 31) / 32).max(1);
-    (secs.len() as f64, ideal as f64)
+    let packed = ((count * bytes + 31) / 32).max(1);
+    (secs.len() as f64, packed.min(secs.len() as i64) as f64)
 }
 
-/// Wavefronts: per phase, the largest number of distinct 4-byte words that map to one bank.
+/// Wavefronts: the largest number of distinct 4-byte words any one bank must serve, and at
+/// least one wavefront per 32 distinct words (an 8-byte access needs 2 even when conflict-free;
+/// an 8-byte broadcast needs 1, as measured). The ideal is the latter bound alone.
 fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
-    let lanes_per_phase = match bytes {
-        0..=4 => 32,
-        5..=8 => 16,
-        _ => 8,
-    };
-    let mut total = 0i64;
-    let mut ideal = 0i64;
-    for phase in (0..WARP).step_by(lanes_per_phase) {
-        let mut words: Vec<(i64, i64)> = Vec::with_capacity(64);
-        for l in phase..phase + lanes_per_phase {
-            if !active[l] {
-                continue;
-            }
-            let a = addrs[l];
-            let (w0, w1) = (a.div_euclid(4), (a + bytes - 1).div_euclid(4));
-            for w in w0..=w1.min(w0 + 8) {
-                words.push((w.rem_euclid(32), w));
-            }
-        }
-        if words.is_empty() {
+    let mut words: Vec<(i64, i64)> = Vec::with_capacity(128);
+    for l in 0..WARP {
+        if !active[l] {
             continue;
         }
-        words.sort_unstable();
-        words.dedup();
-        let mut worst = 0i64;
-        let mut run = 0i64;
-        let mut bank = -1i64;
-        for (b, _) in &words {
-            if *b == bank {
-                run += 1;
-            } else {
-                bank = *b;
-                run = 1;
-            }
-            worst = worst.max(run);
+        let a = addrs[l];
+        let (w0, w1) = (a.div_euclid(4), (a + bytes - 1).div_euclid(4));
+        for w in w0..=w1.min(w0 + 8) {
+            words.push((w.rem_euclid(32), w));
         }
-        total += worst;
-        ideal += 1;
     }
-    (total as f64, ideal.max(1) as f64)
+    if words.is_empty() {
+        return (0.0, 0.0);
+    }
+    words.sort_unstable();
+    words.dedup();
+    let mut worst = 0i64;
+    let mut run = 0i64;
+    let mut bank = -1i64;
+    for (b, _) in &words {
+        if *b == bank {
+            run += 1;
+        } else {
+            bank = *b;
+            run = 1;
+        }
+        worst = worst.max(run);
+    }
+    let ideal = (words.len() as i64 + 31) / 32;
+    (worst.max(ideal) as f64, ideal.max(1) as f64)
 }
 
-fn derivatives(addr: &Sym, shape: &Shape, runtime: &[i64]) -> (Option<i64>, Option<i64>) {
+fn derivative_y(addr: &Sym, shape: &Shape, runtime: &[i64]) -> Option<i64> {
     let mut ws = WarpSample::new(shape.block, shape.grid, 0, runtime, &[]);
-    let lane: Lanes = std::array::from_fn(|l| l as i64);
-    let mut d = [None, None];
-    for (dim, slot) in d.iter_mut().enumerate() {
-        ws.tid = [[0; WARP]; 3];
-        ws.tid[dim] = lane;
-        ws.active = [true; WARP];
-        if let Ok(v) = ws.eval(addr) {
-            *slot = Some(v[1] - v[0]);
-        }
-    }
-    (d[0], d[1])
+    ws.tid = [[0; WARP]; 3];
+    ws.tid[1] = std::array::from_fn(|l| l as i64);
+    ws.active = [true; WARP];
+    let v = ws.eval(addr).ok()?;
+    Some(v[1] - v[0])
 }
 
 #[cfg(test)]
@@ -348,6 +428,9 @@ mod tests {
         assert_eq!(sectors(&lanes_of(|t| 8 * t), &all, 4), (8.0, 4.0));
         assert_eq!(sectors(&lanes_of(|t| 128 * t), &all, 4), (32.0, 4.0));
         assert_eq!(sectors(&lanes_of(|_| 0), &all, 4), (1.0, 1.0));
+        // few distinct addresses: ncu's ideal is the packed bytes of the active lanes
+        assert_eq!(sectors(&lanes_of(|t| (t & 7) * 4096), &all, 4), (8.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| (t / 16) * 4096), &all, 4), (2.0, 2.0));
         assert_eq!(sectors(&lanes_of(|t| 12 * t), &all, 4), (12.0, 4.0));
         assert_eq!(sectors(&lanes_of(|t| 16 * t), &all, 16), (16.0, 16.0));
         assert_eq!(sectors(&lanes_of(|t| t), &all, 1), (1.0, 1.0));
@@ -363,5 +446,7 @@ mod tests {
         assert_eq!(wavefronts(&lanes_of(|t| 132 * t), &all, 4), (1.0, 1.0));
         assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 4), (1.0, 1.0));
         assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 8), (2.0, 2.0));
+        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 8), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 16), (4.0, 4.0));
     }
 }

@@ -3,10 +3,13 @@
 //! Semantics are those of the first iteration of every loop, with induction variables bound
 //! to `init + iteration * step` so the cost model can sample later iterations.
 
+use crate::project::Project;
 use crate::sym::{self, Op, Sym, UnaryOp, Var};
 use crate::types::{self, Layout};
 use crate::Options;
-use cudalint_syntax::{BinOp, Decl, Expr, ExprKind, FileModel, FnKind, Function, Span, Stmt, TemplateArg, TypeRef, UnOp};
+use cudalint_syntax::{
+    BinOp, Decl, Expr, ExprKind, FileModel, Function, Span, Stmt, TemplateArg, TypeRef, UnOp,
+};
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, PartialOrd, Ord)]
@@ -130,7 +133,9 @@ impl Val {
             Val::Int(s) => s.clone(),
             Val::Ptr(_) => sym::unknown("pointer used as an integer"),
             Val::Dim3(_) => sym::unknown("dim3 used as an integer"),
-            Val::StructVal { name, .. } => sym::unknown(format!("struct `{name}` used as an integer")),
+            Val::StructVal { name, .. } => {
+                sym::unknown(format!("struct `{name}` used as an integer"))
+            }
             Val::Unknown(r) => sym::unknown(r.clone()),
         }
     }
@@ -160,6 +165,7 @@ struct Frame {
 
 pub struct KernelRun<'p> {
     pub files: &'p [&'p FileModel],
+    pub project: &'p Project<'p>,
     pub options: &'p Options,
     pub runtime: Vec<RuntimeVar>,
     pub loops: Vec<LoopInfo>,
@@ -185,9 +191,10 @@ pub struct Bindings {
 }
 
 impl<'p> KernelRun<'p> {
-    pub fn new(files: &'p [&'p FileModel], options: &'p Options) -> Self {
+    pub fn new(project: &'p Project<'p>, options: &'p Options) -> Self {
         KernelRun {
-            files,
+            files: project.files,
+            project,
             options,
             runtime: Vec::new(),
             loops: Vec::new(),
@@ -208,7 +215,12 @@ impl<'p> KernelRun<'p> {
             .iter()
             .enumerate()
             .filter_map(|(i, tp)| {
-                let arg = bind.template_args.get(i).cloned().flatten().or_else(|| tp.default.clone())?;
+                let arg = bind
+                    .template_args
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .or_else(|| tp.default.clone())?;
                 Some((tp.name.clone(), arg))
             })
             .collect();
@@ -246,7 +258,12 @@ impl<'p> KernelRun<'p> {
         }
         // template value parameters without a binding are runtime values too
         for tp in &f.template_params {
-            if !tp.is_type && !self.frames.last().is_some_and(|fr| fr.template.iter().any(|(n, _)| *n == tp.name)) {
+            if !tp.is_type
+                && !self
+                    .frames
+                    .last()
+                    .is_some_and(|fr| fr.template.iter().any(|(n, _)| *n == tp.name))
+            {
                 let v = self.runtime_var(&tp.name, None);
                 self.declare(&tp.name, Val::Int(v));
             }
@@ -254,7 +271,8 @@ impl<'p> KernelRun<'p> {
         if let Some(body) = &f.body {
             self.stmts(body);
         }
-        self.scopes.truncate(self.frames.last().map(|f| f.scope_base).unwrap_or(0));
+        self.scopes
+            .truncate(self.frames.last().map(|f| f.scope_base).unwrap_or(0));
         self.frames.pop();
     }
 
@@ -315,7 +333,8 @@ impl<'p> KernelRun<'p> {
 
     fn resolve_type(&self, ty: &TypeRef) -> TypeRef {
         if let Some(fr) = self.frames.last() {
-            if let Some((_, TemplateArg::Type(t))) = fr.template.iter().find(|(n, _)| *n == ty.name) {
+            if let Some((_, TemplateArg::Type(t))) = fr.template.iter().find(|(n, _)| *n == ty.name)
+            {
                 let mut out = t.clone();
                 out.pointer_depth += ty.pointer_depth;
                 out.is_const |= ty.is_const;
@@ -324,7 +343,11 @@ impl<'p> KernelRun<'p> {
         }
         // typedefs of pointer types (`typedef float* fptr;`)
         for f in self.files {
-            if let Some(t) = f.typedefs.iter().find(|t| t.name == ty.name && t.ty.pointer_depth > 0) {
+            if let Some(t) = f
+                .typedefs
+                .iter()
+                .find(|t| t.name == ty.name && t.ty.pointer_depth > 0)
+            {
                 let mut out = t.ty.clone();
                 out.pointer_depth += ty.pointer_depth;
                 return out;
@@ -378,11 +401,21 @@ impl<'p> KernelRun<'p> {
                 // `if (i >= n) return;` leaves only the other lanes running
                 if maskable && then_returns && self.frames.len() == 1 {
                     self.mask = sym::and(self.mask.clone(), sym::un(UnaryOp::Not, c));
-                } else if maskable && ends_with_return(els) && !els.is_empty() && self.frames.len() == 1 {
+                } else if maskable
+                    && ends_with_return(els)
+                    && !els.is_empty()
+                    && self.frames.len() == 1
+                {
                     self.mask = sym::and(self.mask.clone(), c);
                 }
             }
-            Stmt::For { init, cond, update, body, .. } => {
+            Stmt::For {
+                init,
+                cond,
+                update,
+                body,
+                ..
+            } => {
                 self.scopes.push(Vec::new());
                 for s in init {
                     self.stmt(s);
@@ -394,14 +427,21 @@ impl<'p> KernelRun<'p> {
                 self.run_loop(cond.as_ref(), body, steps);
                 self.scopes.pop();
             }
-            Stmt::While { cond, body, do_while } => {
+            Stmt::While {
+                cond,
+                body,
+                do_while,
+            } => {
                 self.scopes.push(Vec::new());
                 let c = if *do_while { None } else { Some(cond) };
                 self.run_loop(c, body, Vec::new());
                 self.scopes.pop();
             }
             Stmt::Return(e, _) => {
-                let v = e.as_ref().map(|e| self.rvalue(e)).unwrap_or(Val::Unknown("void".into()));
+                let v = e
+                    .as_ref()
+                    .map(|e| self.rvalue(e))
+                    .unwrap_or(Val::Unknown("void".into()));
                 if self.frames.len() > 1 {
                     if let Some(f) = self.frames.last_mut() {
                         if f.ret.is_none() {
@@ -425,7 +465,9 @@ impl<'p> KernelRun<'p> {
         let iter = sym::var(Var::LoopIter(id));
         let mut trip_inputs = None;
         for ind in &steps {
-            let Some(v0) = self.lookup_local(&ind.name).cloned() else { continue };
+            let Some(v0) = self.lookup_local(&ind.name).cloned() else {
+                continue;
+            };
             let step = match &ind.step {
                 StepKind::Add(e, neg) => {
                     let s = self.pure_rvalue(e).sym();
@@ -449,7 +491,10 @@ impl<'p> KernelRun<'p> {
                 }
                 (StepKind::Add(..), Val::Ptr(mut p)) => {
                     let size = self.layout_of(&p.elem).map(|l| l.size).unwrap_or(4);
-                    p.offset = sym::add(p.offset, sym::mul(sym::mul(iter.clone(), step), sym::konst(size)));
+                    p.offset = sym::add(
+                        p.offset,
+                        sym::mul(sym::mul(iter.clone(), step), sym::konst(size)),
+                    );
                     Val::Ptr(p)
                 }
                 (StepKind::Shift(op), Val::Int(s0)) => {
@@ -463,7 +508,8 @@ impl<'p> KernelRun<'p> {
             self.assign_local(&ind.name, new);
         }
         if let (Some(c), Some((name, s0, step, shift))) = (cond, trip_inputs) {
-            self.loops[id as usize].trip = trip_count(c, &name, s0.as_const(), step.as_const(), shift, self);
+            self.loops[id as usize].trip =
+                trip_count(c, &name, s0.as_const(), step.as_const(), shift, self);
         }
         let saved = self.mask.clone();
         if let Some(c) = cond {
@@ -484,7 +530,12 @@ impl<'p> KernelRun<'p> {
             let dims: Vec<i64> = d
                 .dims
                 .iter()
-                .map(|dim| dim.size.as_ref().and_then(|e| self.pure_rvalue(e).sym().as_const()).unwrap_or(0))
+                .map(|dim| {
+                    dim.size
+                        .as_ref()
+                        .and_then(|e| self.pure_rvalue(e).sym().as_const())
+                        .unwrap_or(0)
+                })
                 .collect();
             let space = if d.shared {
                 Space::Shared
@@ -495,7 +546,11 @@ impl<'p> KernelRun<'p> {
             };
             let known = dims.iter().all(|x| *x > 0);
             let full: Rc<[i64]> = Rc::from(if known { dims.clone() } else { Vec::new() });
-            let inner: Rc<[i64]> = Rc::from(if known && dims.len() > 1 { dims[1..].to_vec() } else { Vec::new() });
+            let inner: Rc<[i64]> = Rc::from(if known && dims.len() > 1 {
+                dims[1..].to_vec()
+            } else {
+                Vec::new()
+            });
             let v = Val::Ptr(Ptr {
                 space,
                 base: d.name.as_str().into(),
@@ -503,7 +558,11 @@ impl<'p> KernelRun<'p> {
                 elem: ty,
                 dims: inner,
                 decl: Some((self.file(), d.span)),
-                path: if known { Some((Vec::new(), full)) } else { None },
+                path: if known {
+                    Some((Vec::new(), full))
+                } else {
+                    None
+                },
             });
             if let Some(init) = &d.init {
                 self.rvalue(init);
@@ -513,7 +572,10 @@ impl<'p> KernelRun<'p> {
         }
         let v = if ty.name == "dim3" && ty.pointer_depth == 0 {
             match &d.init {
-                Some(Expr { kind: ExprKind::Init(args), .. }) => self.dim3_from(args),
+                Some(Expr {
+                    kind: ExprKind::Init(args),
+                    ..
+                }) => self.dim3_from(args),
                 Some(Expr {
                     kind: ExprKind::Call { callee, args, .. },
                     ..
@@ -526,9 +588,10 @@ impl<'p> KernelRun<'p> {
             }
         } else {
             match &d.init {
-                Some(Expr { kind: ExprKind::Init(args), .. }) if args.len() == 1 && ty.pointer_depth == 0 => {
-                    self.rvalue(&args[0])
-                }
+                Some(Expr {
+                    kind: ExprKind::Init(args),
+                    ..
+                }) if args.len() == 1 && ty.pointer_depth == 0 => self.rvalue(&args[0]),
                 Some(e) => {
                     let v = self.rvalue(e);
                     match v {
@@ -585,60 +648,73 @@ impl<'p> KernelRun<'p> {
         }
         match name {
             "warpSize" => return Val::Int(sym::konst(32)),
-            "threadIdx" => return Val::Dim3([sym::var(Var::Tid(0)), sym::var(Var::Tid(1)), sym::var(Var::Tid(2))]),
+            "threadIdx" => {
+                return Val::Dim3([
+                    sym::var(Var::Tid(0)),
+                    sym::var(Var::Tid(1)),
+                    sym::var(Var::Tid(2)),
+                ])
+            }
             "blockIdx" => {
-                return Val::Dim3([sym::var(Var::BlockIdx(0)), sym::var(Var::BlockIdx(1)), sym::var(Var::BlockIdx(2))])
+                return Val::Dim3([
+                    sym::var(Var::BlockIdx(0)),
+                    sym::var(Var::BlockIdx(1)),
+                    sym::var(Var::BlockIdx(2)),
+                ])
             }
             "blockDim" => {
-                return Val::Dim3([sym::var(Var::BlockDim(0)), sym::var(Var::BlockDim(1)), sym::var(Var::BlockDim(2))])
+                return Val::Dim3([
+                    sym::var(Var::BlockDim(0)),
+                    sym::var(Var::BlockDim(1)),
+                    sym::var(Var::BlockDim(2)),
+                ])
             }
             "gridDim" => {
-                return Val::Dim3([sym::var(Var::GridDim(0)), sym::var(Var::GridDim(1)), sym::var(Var::GridDim(2))])
+                return Val::Dim3([
+                    sym::var(Var::GridDim(0)),
+                    sym::var(Var::GridDim(1)),
+                    sym::var(Var::GridDim(2)),
+                ])
             }
             _ => {}
         }
         // file-scope declarations: the kernel's file first, then the rest of the project
         let file = self.file();
-        let order = std::iter::once(file).chain((0..self.files.len()).filter(move |i| *i != file));
-        for fi in order {
-            let fm = self.files[fi];
-            if let Some(d) = fm.globals.iter().rev().find(|d| d.name == name) {
-                let d = d.clone();
-                let saved = self.frames.last().map(|f| f.file);
-                if let Some(f) = self.frames.last_mut() {
-                    f.file = fi;
-                }
-                self.scopes.push(Vec::new());
-                self.decl(&d);
-                let v = self.lookup_local(name).cloned();
-                self.scopes.pop();
-                if let (Some(f), Some(s)) = (self.frames.last_mut(), saved) {
-                    f.file = s;
-                }
-                if let Some(v) = v {
-                    return match v {
-                        Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
-                        v => v,
-                    };
-                }
+        if let Some((fi, d)) = self.project.global(name, file) {
+            let saved = self.frames.last().map(|f| f.file);
+            if let Some(f) = self.frames.last_mut() {
+                f.file = fi;
             }
-            if let Some(def) = fm.defines.iter().rev().find(|d| d.name == name && d.params.is_none()) {
-                if self.macro_depth > 32 {
-                    return Val::Unknown("macro expansion too deep".into());
-                }
-                return match def.body.clone() {
-                    Some(body) => {
-                        self.macro_depth += 1;
-                        let saved = self.site_override;
-                        self.site_override = Some(saved.unwrap_or((file, span)));
-                        let v = self.rvalue(&body);
-                        self.site_override = saved;
-                        self.macro_depth -= 1;
-                        v
-                    }
-                    None => Val::Unknown(format!("macro `{name}` is not an expression").into()),
+            self.scopes.push(Vec::new());
+            self.decl(d);
+            let v = self.lookup_local(name).cloned();
+            self.scopes.pop();
+            if let (Some(f), Some(s)) = (self.frames.last_mut(), saved) {
+                f.file = s;
+            }
+            if let Some(v) = v {
+                return match v {
+                    Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
+                    v => v,
                 };
             }
+        }
+        if let Some((_, def)) = self.project.object_macro(name, file) {
+            if self.macro_depth > 32 {
+                return Val::Unknown("macro expansion too deep".into());
+            }
+            return match &def.body {
+                Some(body) => {
+                    self.macro_depth += 1;
+                    let saved = self.site_override;
+                    self.site_override = Some(saved.unwrap_or((file, span)));
+                    let v = self.rvalue(body);
+                    self.site_override = saved;
+                    self.macro_depth -= 1;
+                    v
+                }
+                None => Val::Unknown(format!("macro `{name}` is not an expression").into()),
+            };
         }
         Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
     }
@@ -661,10 +737,15 @@ impl<'p> KernelRun<'p> {
                     None => Val::Unknown(format!("member `{field}`").into()),
                 }
             }
-            ExprKind::Index { .. } | ExprKind::Unary { op: UnOp::Deref, .. } => match self.place(e) {
+            ExprKind::Index { .. }
+            | ExprKind::Unary {
+                op: UnOp::Deref, ..
+            } => match self.place(e) {
                 Some(p) if p.subarray => Val::Ptr(p.ptr),
                 Some(p) => self.load(p, e),
-                None => Val::Unknown("subscript of something that is not an array or pointer".into()),
+                None => {
+                    Val::Unknown("subscript of something that is not an array or pointer".into())
+                }
             },
             ExprKind::Unary { op, arg } => match op {
                 UnOp::AddrOf => match self.place(arg) {
@@ -676,8 +757,17 @@ impl<'p> KernelRun<'p> {
                 UnOp::Not => Val::Int(sym::un(UnaryOp::Not, self.rvalue(arg).sym())),
                 UnOp::BitNot => Val::Int(sym::un(UnaryOp::BitNot, self.rvalue(arg).sym())),
                 UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
-                    let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) { 1 } else { -1 };
-                    self.update(arg, BinOp::Add, Val::Int(sym::konst(delta)), matches!(op, UnOp::PostInc | UnOp::PostDec))
+                    let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
+                        1
+                    } else {
+                        -1
+                    };
+                    self.update(
+                        arg,
+                        BinOp::Add,
+                        Val::Int(sym::konst(delta)),
+                        matches!(op, UnOp::PostInc | UnOp::PostDec),
+                    )
                 }
                 UnOp::Deref => unreachable_val(),
             },
@@ -764,7 +854,9 @@ impl<'p> KernelRun<'p> {
                 }
                 Val::Unknown("initializer list".into())
             }
-            ExprKind::Unsupported(what) => Val::Unknown(format!("unsupported syntax: {what}").into()),
+            ExprKind::Unsupported(what) => {
+                Val::Unknown(format!("unsupported syntax: {what}").into())
+            }
         }
     }
 
@@ -772,12 +864,22 @@ impl<'p> KernelRun<'p> {
     fn value_field(&mut self, base: &Expr, field: &str) -> Option<Val> {
         let is_place = matches!(
             base.kind,
-            ExprKind::Index { .. } | ExprKind::Unary { op: UnOp::Deref, .. } | ExprKind::Field { arrow: true, .. }
+            ExprKind::Index { .. }
+                | ExprKind::Unary {
+                    op: UnOp::Deref,
+                    ..
+                }
+                | ExprKind::Field { arrow: true, .. }
         );
         if is_place {
             return None;
         }
-        if let ExprKind::Field { base: inner, arrow: false, .. } = &base.kind {
+        if let ExprKind::Field {
+            base: inner,
+            arrow: false,
+            ..
+        } = &base.kind
+        {
             if matches!(inner.kind, ExprKind::Index { .. }) {
                 return None;
             }
@@ -806,15 +908,19 @@ impl<'p> KernelRun<'p> {
                             path: None,
                         })
                     }
-                    Some((_, _, fty)) if types::is_struct(&fty.name, self.files) => Val::StructVal {
-                        name: full.as_str().into(),
-                        ty: fty,
-                    },
+                    Some((_, _, fty)) if types::is_struct(&fty.name, self.files) => {
+                        Val::StructVal {
+                            name: full.as_str().into(),
+                            ty: fty,
+                        }
+                    }
                     _ => Val::Int(self.runtime_var(&full, None)),
                 }
             }
             Val::Ptr(_) => return None,
-            Val::Int(s) if s.data => Val::Int(sym::data(format!("member `{field}` of a loaded value"))),
+            Val::Int(s) if s.data => {
+                Val::Int(sym::data(format!("member `{field}` of a loaded value")))
+            }
             Val::Int(s) if !s.lane_varying && s.unknown_reason().is_none() => {
                 Val::Unknown(format!("member `{field}` of a scalar").into())
             }
@@ -831,13 +937,20 @@ impl<'p> KernelRun<'p> {
                 let Val::Ptr(p) = b else { return None };
                 Some(self.index_ptr(p, i))
             }
-            ExprKind::Unary { op: UnOp::Deref, arg } => {
-                let Val::Ptr(p) = self.rvalue(arg) else { return None };
+            ExprKind::Unary {
+                op: UnOp::Deref,
+                arg,
+            } => {
+                let Val::Ptr(p) = self.rvalue(arg) else {
+                    return None;
+                };
                 Some(self.index_ptr(p, sym::konst(0)))
             }
             ExprKind::Field { base, field, arrow } => {
                 let mut place = if *arrow {
-                    let Val::Ptr(p) = self.rvalue(base) else { return None };
+                    let Val::Ptr(p) = self.rvalue(base) else {
+                        return None;
+                    };
                     self.index_ptr(p, sym::konst(0))
                 } else {
                     self.place(base)?
@@ -872,7 +985,10 @@ impl<'p> KernelRun<'p> {
             Some(l) => (l, None),
             None => (
                 Layout { size: 4, align: 4 },
-                Some(format!("size of `{}` unknown; assumed 4 bytes", p.elem.name)),
+                Some(format!(
+                    "size of `{}` unknown; assumed 4 bytes",
+                    p.elem.name
+                )),
             ),
         };
         let inner: i64 = p.dims.iter().product::<i64>().max(1);
@@ -901,14 +1017,18 @@ impl<'p> KernelRun<'p> {
     }
 
     fn record(&mut self, place: &Place, span: Span, op: AccessOp, idx_expr: Option<&Expr>) {
-        let lane_term = idx_expr.and_then(|e| self.lane_term(e, 0)).map(|s| self.loc(s));
+        let lane_term = idx_expr
+            .and_then(|e| self.lane_term(e, 0))
+            .map(|s| self.loc(s));
         let shared_index = match (&place.ptr.path, place.ptr.space) {
-            (Some((idx, dims)), Space::Shared) if idx.len() == dims.len() && !dims.is_empty() => Some(SharedIndex {
-                indices: idx.clone(),
-                dims: dims.to_vec(),
-                elem_size: self.layout_of(&place.ptr.elem).map(|l| l.size).unwrap_or(4),
-                field_offset: place.field.as_ref().map(|f| f.offset).unwrap_or(0),
-            }),
+            (Some((idx, dims)), Space::Shared) if idx.len() == dims.len() && !dims.is_empty() => {
+                Some(SharedIndex {
+                    indices: idx.clone(),
+                    dims: dims.to_vec(),
+                    elem_size: self.layout_of(&place.ptr.elem).map(|l| l.size).unwrap_or(4),
+                    field_offset: place.field.as_ref().map(|f| f.offset).unwrap_or(0),
+                })
+            }
             _ => None,
         };
         self.accesses.push(RawAccess {
@@ -955,7 +1075,10 @@ impl<'p> KernelRun<'p> {
             });
         }
         if addr.lane_varying || addr.data {
-            Val::Int(sym::data(format!("`{}` read at a lane-dependent index", place.ptr.base)))
+            Val::Int(sym::data(format!(
+                "`{}` read at a lane-dependent index",
+                place.ptr.base
+            )))
         } else if addr.unknown_reason().is_some() {
             Val::Unknown(format!("value loaded from `{}`", place.ptr.base).into())
         } else {
@@ -990,8 +1113,12 @@ impl<'p> KernelRun<'p> {
                     _ => None,
                 }
             }
-            ExprKind::Binary { lhs, rhs, .. } => self.lane_term(lhs, depth + 1).or_else(|| self.lane_term(rhs, depth + 1)),
-            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => self.lane_term(arg, depth + 1),
+            ExprKind::Binary { lhs, rhs, .. } => self
+                .lane_term(lhs, depth + 1)
+                .or_else(|| self.lane_term(rhs, depth + 1)),
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => {
+                self.lane_term(arg, depth + 1)
+            }
             ExprKind::Cond { cond, then, els } => self
                 .lane_term(then, depth + 1)
                 .or_else(|| self.lane_term(els, depth + 1))
@@ -1046,7 +1173,11 @@ impl<'p> KernelRun<'p> {
         match (a, b) {
             (Val::Ptr(mut p), Val::Int(i)) if matches!(op, BinOp::Add | BinOp::Sub) => {
                 let size = self.ptr_stride(&p);
-                let i = if op == BinOp::Sub { sym::un(UnaryOp::Neg, i) } else { i };
+                let i = if op == BinOp::Sub {
+                    sym::un(UnaryOp::Neg, i)
+                } else {
+                    i
+                };
                 p.offset = sym::add(p.offset, sym::mul(i, sym::konst(size)));
                 p.path = None;
                 if !p.dims.is_empty() {
@@ -1062,7 +1193,11 @@ impl<'p> KernelRun<'p> {
             }
             (Val::Ptr(p), Val::Ptr(q)) if op == BinOp::Sub && p.base == q.base => {
                 let size = self.ptr_stride(&p).max(1);
-                Val::Int(sym::binop(BinOp::Div, sym::binop(BinOp::Sub, p.offset, q.offset), sym::konst(size)))
+                Val::Int(sym::binop(
+                    BinOp::Div,
+                    sym::binop(BinOp::Sub, p.offset, q.offset),
+                    sym::konst(size),
+                ))
             }
             (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
             (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
@@ -1077,7 +1212,9 @@ impl<'p> KernelRun<'p> {
     fn call(&mut self, callee: &str, targs: &[TemplateArg], args: &[Expr], span: Span) -> Val {
         let name = callee.rsplit("::").next().unwrap_or(callee);
         if let Some(kind) = memory_intrinsic(name) {
-            let Some(first) = args.first() else { return Val::Unknown("intrinsic without arguments".into()) };
+            let Some(first) = args.first() else {
+                return Val::Unknown("intrinsic without arguments".into());
+            };
             let target = self.rvalue(first);
             for a in &args[1..] {
                 self.rvalue(a);
@@ -1095,10 +1232,17 @@ impl<'p> KernelRun<'p> {
             return Val::Unknown(format!("`{name}` on something that is not a pointer").into());
         }
         match name {
-            "min" | "max" | "umin" | "umax" | "imin" | "imax" | "llmin" | "llmax" | "ullmin" | "ullmax" if args.len() == 2 => {
+            "min" | "max" | "umin" | "umax" | "imin" | "imax" | "llmin" | "llmax" | "ullmin"
+            | "ullmax"
+                if args.len() == 2 =>
+            {
                 let a = self.rvalue(&args[0]).sym();
                 let b = self.rvalue(&args[1]).sym();
-                let op = if name.ends_with("min") { Op::Min } else { Op::Max };
+                let op = if name.ends_with("min") {
+                    Op::Min
+                } else {
+                    Op::Max
+                };
                 return Val::Int(sym::bin(op, a, b));
             }
             "__mul24" | "__umul24" if args.len() == 2 => {
@@ -1107,7 +1251,12 @@ impl<'p> KernelRun<'p> {
                 return Val::Int(sym::mul(a, b));
             }
             "dim3" => return self.dim3_from(args),
-            "__syncthreads" | "__syncwarp" | "__threadfence" | "__threadfence_block" | "printf" | "assert" => {
+            "__syncthreads"
+            | "__syncwarp"
+            | "__threadfence"
+            | "__threadfence_block"
+            | "printf"
+            | "assert" => {
                 for a in args {
                     self.rvalue(a);
                 }
@@ -1117,59 +1266,46 @@ impl<'p> KernelRun<'p> {
             _ => {}
         }
         let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
-        if name.starts_with("__shfl") || name.starts_with("__ballot") || name.starts_with("__any") || name.starts_with("__all") {
+        if name.starts_with("__shfl")
+            || name.starts_with("__ballot")
+            || name.starts_with("__any")
+            || name.starts_with("__all")
+        {
             return Val::Int(sym::data(format!("result of `{name}`")));
         }
         // function-like macro
         let file = self.file();
-        let macro_def = std::iter::once(file)
-            .chain((0..self.files.len()).filter(move |i| *i != file))
-            .find_map(|fi| {
-                self.files[fi]
-                    .defines
-                    .iter()
-                    .rev()
-                    .find(|d| d.name == name && d.params.as_ref().is_some_and(|p| p.len() == args.len()))
-            })
-            .cloned();
-        if let Some(def) = macro_def {
-            let (Some(params), Some(body)) = (def.params, def.body) else {
+        if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
+            let (Some(params), Some(body)) = (&def.params, &def.body) else {
                 return Val::Unknown(format!("macro `{name}` is not an expression").into());
             };
             if self.macro_depth > 32 {
                 return Val::Unknown("macro expansion too deep".into());
             }
             self.macro_depth += 1;
-            self.scopes.push(params.iter().map(|p| (Rc::from(p.as_str()), Binding::Val(Val::Unknown("".into())))).collect());
+            self.scopes.push(
+                params
+                    .iter()
+                    .map(|p| (Rc::from(p.as_str()), Binding::Val(Val::Unknown("".into()))))
+                    .collect(),
+            );
             for (p, v) in params.iter().zip(argv) {
                 self.assign_local(p, v);
             }
             let saved = self.site_override;
             self.site_override = Some(saved.unwrap_or((file, span)));
-            let v = self.rvalue(&body);
+            let v = self.rvalue(body);
             self.site_override = saved;
             self.scopes.pop();
             self.macro_depth -= 1;
             return v;
         }
         // __device__ function defined in the project
-        let found = std::iter::once(file)
-            .chain((0..self.files.len()).filter(move |i| *i != file))
-            .find_map(|fi| {
-                self.files[fi]
-                    .functions
-                    .iter()
-                    .find(|f| {
-                        f.name.rsplit("::").next() == Some(name)
-                            && matches!(f.kind, FnKind::Device | FnKind::HostDevice)
-                            && f.params.len() == args.len()
-                            && f.body.is_some()
-                    })
-                    .map(|f| (fi, f))
-            });
-        if let Some((fi, f)) = found {
+        if let Some((fi, f)) = self.project.device_function(name, args.len(), file) {
             if self.frames.len() > MAX_CALL_DEPTH {
-                return Val::Unknown(format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into());
+                return Val::Unknown(
+                    format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
+                );
             }
             let template = f
                 .template_params
@@ -1189,7 +1325,9 @@ impl<'p> KernelRun<'p> {
                     Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
                         let mut elem = self.resolve_type(&p.ty);
                         elem.pointer_depth -= 1;
-                        if ptr.dims.is_empty() && !f.template_params.iter().any(|t| t.name == p.ty.name) {
+                        if ptr.dims.is_empty()
+                            && !f.template_params.iter().any(|t| t.name == p.ty.name)
+                        {
                             ptr.elem = elem;
                         }
                         Val::Ptr(ptr)
@@ -1199,16 +1337,20 @@ impl<'p> KernelRun<'p> {
                 self.declare(&p.name, v);
             }
             if let Some(body) = &f.body {
-                let body = body.clone();
-                self.stmts(&body);
+                self.stmts(body);
             }
             let frame = self.frames.pop();
-            self.scopes.truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));
+            self.scopes
+                .truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));
             return frame
                 .and_then(|f| f.ret)
                 .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into()));
         }
-        if argv.iter().all(|v| matches!(v, Val::Int(s) if s.as_const().is_some())) && name == "abs" {
+        if argv
+            .iter()
+            .all(|v| matches!(v, Val::Int(s) if s.as_const().is_some()))
+            && name == "abs"
+        {
             if let Some(Val::Int(s)) = argv.first() {
                 return Val::Int(sym::konst(s.as_const().unwrap_or(0).abs()));
             }
@@ -1249,7 +1391,10 @@ fn memory_intrinsic(name: &str) -> Option<AccessOp> {
 
 fn strip_addr(e: &Expr) -> &Expr {
     match &e.kind {
-        ExprKind::Unary { op: UnOp::AddrOf, arg } => arg,
+        ExprKind::Unary {
+            op: UnOp::AddrOf,
+            arg,
+        } => arg,
         _ => e,
     }
 }
@@ -1258,7 +1403,10 @@ fn index_of(e: &Expr) -> Option<&Expr> {
     match &e.kind {
         ExprKind::Index { index, .. } => Some(index),
         ExprKind::Field { base, .. } => index_of(base),
-        ExprKind::Unary { op: UnOp::Deref, arg } => Some(arg),
+        ExprKind::Unary {
+            op: UnOp::Deref,
+            arg,
+        } => Some(arg),
         _ => None,
     }
 }
@@ -1304,19 +1452,34 @@ fn collect_inductions(e: &Expr, out: &mut Vec<Induction>) {
             }
         }
         ExprKind::Assign { op, lhs, rhs } => {
-            let ExprKind::Ident(n) = &lhs.kind else { return };
+            let ExprKind::Ident(n) = &lhs.kind else {
+                return;
+            };
             let c = match rhs.kind {
                 ExprKind::Int(v) => Some(v),
                 _ => None,
             };
             match (op, c) {
-                (Some(BinOp::Add), _) => push_induction(out, n, StepKind::Add((**rhs).clone(), false)),
-                (Some(BinOp::Sub), _) => push_induction(out, n, StepKind::Add((**rhs).clone(), true)),
-                (Some(BinOp::Shl), Some(1)) | (Some(BinOp::Mul), Some(2)) => push_induction(out, n, StepKind::Shift(BinOp::Shl)),
-                (Some(BinOp::Shr), Some(1)) | (Some(BinOp::Div), Some(2)) => push_induction(out, n, StepKind::Shift(BinOp::Shr)),
+                (Some(BinOp::Add), _) => {
+                    push_induction(out, n, StepKind::Add((**rhs).clone(), false))
+                }
+                (Some(BinOp::Sub), _) => {
+                    push_induction(out, n, StepKind::Add((**rhs).clone(), true))
+                }
+                (Some(BinOp::Shl), Some(1)) | (Some(BinOp::Mul), Some(2)) => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shl))
+                }
+                (Some(BinOp::Shr), Some(1)) | (Some(BinOp::Div), Some(2)) => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shr))
+                }
                 (None, _) => {
                     // `i = i + step`
-                    if let ExprKind::Binary { op: BinOp::Add, lhs: l, rhs: r } = &rhs.kind {
+                    if let ExprKind::Binary {
+                        op: BinOp::Add,
+                        lhs: l,
+                        rhs: r,
+                    } = &rhs.kind
+                    {
                         if matches!(&l.kind, ExprKind::Ident(x) if x == n) {
                             push_induction(out, n, StepKind::Add((**r).clone(), false));
                         }
@@ -1339,8 +1502,17 @@ fn push_induction(out: &mut Vec<Induction>, name: &str, step: StepKind) {
 }
 
 /// Trip count of `for (v = v0; v <cmp> bound; v += step)` when all three are constants.
-fn trip_count(cond: &Expr, name: &str, v0: Option<i64>, step: Option<i64>, shift: bool, run: &mut KernelRun) -> Option<i64> {
-    let ExprKind::Binary { op, lhs, rhs } = &cond.kind else { return None };
+fn trip_count(
+    cond: &Expr,
+    name: &str,
+    v0: Option<i64>,
+    step: Option<i64>,
+    shift: bool,
+    run: &mut KernelRun,
+) -> Option<i64> {
+    let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
+        return None;
+    };
     if !matches!(&lhs.kind, ExprKind::Ident(n) if n == name) {
         return None;
     }
@@ -1385,7 +1557,12 @@ pub struct LaunchValues {
 impl<'p> KernelRun<'p> {
     /// Evaluates a launch's configuration and arguments with the host function's earlier
     /// declarations in scope.
-    pub fn eval_launch(&mut self, file: usize, launch: &cudalint_syntax::Launch, kernel: &Function) -> LaunchValues {
+    pub fn eval_launch(
+        &mut self,
+        file: usize,
+        launch: &cudalint_syntax::Launch,
+        kernel: &Function,
+    ) -> LaunchValues {
         self.frames.push(Frame {
             scope_base: 0,
             file,
@@ -1393,7 +1570,10 @@ impl<'p> KernelRun<'p> {
             template: Vec::new(),
         });
         self.scopes.push(Vec::new());
-        if let Some(host) = launch.host_fn.and_then(|i| self.files[file].functions.get(i)) {
+        if let Some(host) = launch
+            .host_fn
+            .and_then(|i| self.files[file].functions.get(i))
+        {
             let mut decls = Vec::new();
             if let Some(body) = &host.body {
                 collect_decls_before(body, launch.span.start, &mut decls);
@@ -1418,17 +1598,24 @@ impl<'p> KernelRun<'p> {
                     Some(v) => TemplateArg::Expr(int_expr(v, e.span)),
                     None => a.clone(),
                 },
-                TemplateArg::Type(t) if !tp.is_type => match self.lookup(&t.name, Span::default()) {
-                    Val::Int(s) if s.as_const().is_some() => TemplateArg::Expr(int_expr(s.as_const().unwrap_or(0), Span::default())),
-                    _ => a.clone(),
-                },
+                TemplateArg::Type(t) if !tp.is_type => {
+                    match self.lookup(&t.name, Span::default()) {
+                        Val::Int(s) if s.as_const().is_some() => {
+                            TemplateArg::Expr(int_expr(s.as_const().unwrap_or(0), Span::default()))
+                        }
+                        _ => a.clone(),
+                    }
+                }
                 TemplateArg::Type(_) => a.clone(),
             });
             bindings.template_args.push(arg);
         }
         for (i, p) in kernel.params.iter().enumerate() {
             let v = if p.ty.pointer_depth == 0 {
-                launch.args.get(i).and_then(|e| self.pure_rvalue(e).sym().as_const())
+                launch
+                    .args
+                    .get(i)
+                    .and_then(|e| self.pure_rvalue(e).sym().as_const())
             } else {
                 None
             };
@@ -1436,7 +1623,11 @@ impl<'p> KernelRun<'p> {
         }
         self.scopes.clear();
         self.frames.clear();
-        LaunchValues { block, grid, bindings }
+        LaunchValues {
+            block,
+            grid,
+            bindings,
+        }
     }
 }
 
@@ -1452,7 +1643,9 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Dec
         match s {
             Stmt::Decl(d) if d.span.end <= before => out.push(d),
             Stmt::Block(b) => collect_decls_before(b, before, out),
-            Stmt::For { init, body, span, .. } if span.start < before => {
+            Stmt::For {
+                init, body, span, ..
+            } if span.start < before => {
                 for i in init {
                     if let Stmt::Decl(d) = i {
                         if d.span.end <= before {

@@ -4,6 +4,7 @@
 pub mod cost;
 pub mod interp;
 pub mod lanes;
+pub mod project;
 pub mod sym;
 pub mod types;
 
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 
 pub use cost::{Class, Cost};
 pub use interp::{AccessOp, FieldInfo, Loc, Space};
+pub use project::Project;
 
 /// What the analysis assumes where the source does not say.
 #[derive(Clone, Debug)]
@@ -109,12 +111,17 @@ pub fn kernels(files: &[&FileModel]) -> Vec<(usize, usize)> {
 
 /// The configurations a kernel runs under: one per distinct launch seen in the project,
 /// else one from `__launch_bounds__` or the default.
-pub fn configurations(files: &[&FileModel], file: usize, kernel: &Function, options: &Options) -> Vec<(Shape, interp::Bindings)> {
+pub fn configurations(
+    project: &Project,
+    file: usize,
+    kernel: &Function,
+    options: &Options,
+) -> Vec<(Shape, interp::Bindings)> {
     let mut out: Vec<(Shape, interp::Bindings)> = Vec::new();
     let mut fallback_block = options.default_block;
     let mut fallback_source = ShapeSource::Default;
     if let Some(lb) = &kernel.launch_bounds {
-        let mut run = interp::KernelRun::new(files, options);
+        let mut run = interp::KernelRun::new(project, options);
         let launch = cudalint_syntax::Launch {
             kernel: kernel.name.clone(),
             template_args: Vec::new(),
@@ -130,25 +137,28 @@ pub fn configurations(files: &[&FileModel], file: usize, kernel: &Function, opti
             }
         }
     }
-    for (fi, f) in files.iter().enumerate() {
-        for l in &f.launches {
-            if l.kernel != kernel.name {
-                continue;
-            }
-            let mut run = interp::KernelRun::new(files, options);
+    {
+        for (fi, l) in project.launches_of(&kernel.name) {
+            let mut run = interp::KernelRun::new(project, options);
             let v = run.eval_launch(fi, l, kernel);
             let block = match v.block {
                 Some(b) if b.iter().all(|x| *x > 0) && b.iter().product::<i64>() <= 4096 => b,
                 _ => continue,
             };
-            let grid = v.grid.filter(|g| g.iter().all(|x| *x > 0)).unwrap_or([options.runtime_default, 1, 1]);
+            let grid = v.grid.filter(|g| g.iter().all(|x| *x > 0)).unwrap_or([
+                options.runtime_default,
+                1,
+                1,
+            ]);
             let shape = Shape {
                 block,
                 grid,
                 source: ShapeSource::Launch((fi, l.span)),
             };
             let dup = out.iter().any(|(s, b)| {
-                s.block == shape.block && format!("{:?}{:?}", b.template_args, b.params) == format!("{:?}{:?}", v.bindings.template_args, v.bindings.params)
+                s.block == shape.block
+                    && format!("{:?}{:?}", b.template_args, b.params)
+                        == format!("{:?}{:?}", v.bindings.template_args, v.bindings.params)
             });
             if !dup {
                 out.push((shape, v.bindings));
@@ -169,8 +179,8 @@ pub fn configurations(files: &[&FileModel], file: usize, kernel: &Function, opti
 }
 
 /// Analyses one kernel under every configuration; per access the worst configuration is kept.
-pub fn analyze_kernel(files: &[&FileModel], file: usize, index: usize, options: &Options) -> Analysis {
-    let kernel = &files[file].functions[index];
+pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Options) -> Analysis {
+    let kernel = &project.files[file].functions[index];
     let kernel_loc = (file, kernel.name_span);
     if let Some(err) = kernel.parse_error {
         return Analysis {
@@ -184,8 +194,8 @@ pub fn analyze_kernel(files: &[&FileModel], file: usize, index: usize, options: 
     }
     let mut best: Vec<Access> = Vec::new();
     let mut slot: HashMap<(Loc, AccessOp, usize), usize> = HashMap::new();
-    for (shape, bindings) in configurations(files, file, kernel, options) {
-        let mut run = interp::KernelRun::new(files, options);
+    for (shape, bindings) in configurations(project, file, kernel, options) {
+        let mut run = interp::KernelRun::new(project, options);
         run.run_kernel(file, kernel, &bindings);
         let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
@@ -251,15 +261,28 @@ pub fn analyze_kernel(files: &[&FileModel], file: usize, index: usize, options: 
 /// Tries padding the innermost dimension of the shared array by 1..=4 elements and keeps the
 /// smallest padding under which this access is conflict-free and no other access of the same
 /// array in the kernel gets worse.
-fn prove_padding(raw: &interp::RawAccess, run: &interp::KernelRun, shape: &Shape, runtime: &[i64]) -> Option<Padding> {
+fn prove_padding(
+    raw: &interp::RawAccess,
+    run: &interp::KernelRun,
+    shape: &Shape,
+    runtime: &[i64],
+) -> Option<Padding> {
     let si = raw.shared_index.as_ref()?;
     let decl = raw.decl?;
     if si.dims.len() < 2 {
         return None;
     }
-    let same: Vec<&interp::RawAccess> = run.accesses.iter().filter(|a| a.decl == Some(decl) && a.shared_index.is_some()).collect();
+    let same: Vec<&interp::RawAccess> = run
+        .accesses
+        .iter()
+        .filter(|a| a.decl == Some(decl) && a.shared_index.is_some())
+        .collect();
     // every access of the array must be a direct index, or a padding could break an alias
-    let all_direct = run.accesses.iter().filter(|a| a.decl == Some(decl)).all(|a| a.shared_index.is_some());
+    let all_direct = run
+        .accesses
+        .iter()
+        .filter(|a| a.decl == Some(decl))
+        .all(|a| a.shared_index.is_some());
     if !all_direct {
         return None;
     }
@@ -273,7 +296,9 @@ fn prove_padding(raw: &interp::RawAccess, run: &interp::KernelRun, shape: &Shape
             let addr = padded_addr(s, &dims);
             let before = cost::evaluate(a, shape, runtime, &run.loops);
             let after = cost::evaluate_addr(a, &addr, shape, runtime, &run.loops);
-            let (Some(b), Some(w), Some(ideal)) = (before.wavefronts, after.wavefronts, after.ideal_wavefronts) else {
+            let (Some(b), Some(w), Some(ideal)) =
+                (before.wavefronts, after.wavefronts, after.ideal_wavefronts)
+            else {
                 ok = false;
                 break;
             };
@@ -311,7 +336,11 @@ fn padded_addr(s: &interp::SharedIndex, dims: &[i64]) -> sym::Sym {
 
 fn dim_span_of(run: &interp::KernelRun, decl: Loc) -> Option<Span> {
     let file = run.files.get(decl.0)?;
-    let find = |d: &cudalint_syntax::Decl| (d.span == decl.1).then(|| d.dims.last().map(|x| x.span)).flatten();
+    let find = |d: &cudalint_syntax::Decl| {
+        (d.span == decl.1)
+            .then(|| d.dims.last().map(|x| x.span))
+            .flatten()
+    };
     for g in &file.globals {
         if let Some(s) = find(g) {
             return Some(s);
@@ -327,7 +356,10 @@ fn dim_span_of(run: &interp::KernelRun, decl: Loc) -> Option<Span> {
     None
 }
 
-fn find_decl(body: &[cudalint_syntax::Stmt], find: &dyn Fn(&cudalint_syntax::Decl) -> Option<Span>) -> Option<Span> {
+fn find_decl(
+    body: &[cudalint_syntax::Stmt],
+    find: &dyn Fn(&cudalint_syntax::Decl) -> Option<Span>,
+) -> Option<Span> {
     use cudalint_syntax::Stmt;
     for s in body {
         let r = match s {

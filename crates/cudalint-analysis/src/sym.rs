@@ -65,7 +65,11 @@ fn node(kind: SymKind) -> Sym {
         SymKind::Var(v) => (1, matches!(v, Var::Tid(_) | Var::LaneId), false),
         SymKind::Data(_) => (1, true, true),
         SymKind::Un(_, a) => (1 + a.size, a.lane_varying, a.data),
-        SymKind::Bin(_, a, b) => (1 + a.size + b.size, a.lane_varying || b.lane_varying, a.data || b.data),
+        SymKind::Bin(_, a, b) => (
+            1 + a.size + b.size,
+            a.lane_varying || b.lane_varying,
+            a.data || b.data,
+        ),
         SymKind::Select(c, a, b) => (
             1 + c.size + a.size + b.size,
             c.lane_varying || a.lane_varying || b.lane_varying,
@@ -131,8 +135,25 @@ impl SymNode {
             SymKind::Data(r) => Some(r.clone()),
             SymKind::Un(_, a) => a.data_source(),
             SymKind::Bin(_, a, b) => a.data_source().or_else(|| b.data_source()),
-            SymKind::Select(c, a, b) => c.data_source().or_else(|| a.data_source()).or_else(|| b.data_source()),
+            SymKind::Select(c, a, b) => c
+                .data_source()
+                .or_else(|| a.data_source())
+                .or_else(|| b.data_source()),
             _ => None,
+        }
+    }
+
+    /// Whether the value is affine in its variables (sums, differences, products, shifts left
+    /// by constants): then moving to another warp or iteration only translates the addresses.
+    pub fn is_affine(&self) -> bool {
+        match &self.kind {
+            SymKind::Const(_) | SymKind::Var(_) => true,
+            SymKind::Un(UnaryOp::Neg, a) => a.is_affine(),
+            SymKind::Bin(Op::Bin(BinOp::Add | BinOp::Sub | BinOp::Mul), a, b) => {
+                a.is_affine() && b.is_affine()
+            }
+            SymKind::Bin(Op::Bin(BinOp::Shl), a, b) => a.is_affine() && b.as_const().is_some(),
+            _ => false,
         }
     }
 
@@ -203,7 +224,9 @@ pub fn bin(op: Op, a: Sym, b: Sym) -> Sym {
         (Op::Bin(Add | Sub | Shl | Shr | BitOr | BitXor), _, Some(0)) => return a,
         (Op::Bin(Mul), Some(1), _) => return b,
         (Op::Bin(Mul | Div), _, Some(1)) => return a,
-        (Op::Bin(Mul | BitAnd), Some(0), _) | (Op::Bin(Mul | BitAnd), _, Some(0)) => return konst(0),
+        (Op::Bin(Mul | BitAnd), Some(0), _) | (Op::Bin(Mul | BitAnd), _, Some(0)) => {
+            return konst(0)
+        }
         _ => {}
     }
     node(SymKind::Bin(op, a, b))

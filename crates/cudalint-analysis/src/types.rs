@@ -20,16 +20,32 @@ pub fn builtin(name: &str) -> Option<Layout> {
         .trim_start_matches("std::")
         .trim_start_matches("::");
     Some(match n {
-        "char" | "signed char" | "unsigned char" | "bool" | "int8_t" | "uint8_t" | "uchar" | "__nv_fp8_e4m3"
-        | "__nv_fp8_e5m2" | "char1" | "uchar1" => l(1, 1),
-        "short" | "unsigned short" | "short int" | "int16_t" | "uint16_t" | "ushort" | "half" | "__half"
-        | "__nv_bfloat16" | "nv_bfloat16" | "bfloat16" | "char2" | "uchar2" | "short1" => l(2, 2),
-        "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "float" | "int32_t" | "uint32_t" | "uint"
-        | "half2" | "__half2" | "__nv_bfloat162" | "nv_bfloat162" | "char4" | "uchar4" | "short2" | "ushort2"
-        | "int1" | "uint1" | "float1" | "long" | "unsigned long" => l(4, 4),
-        "double" | "long long" | "unsigned long long" | "long long int" | "unsigned long long int" | "int64_t"
-        | "uint64_t" | "size_t" | "ptrdiff_t" | "float2" | "int2" | "uint2" | "double1" | "longlong1"
-        | "ulonglong1" | "short4" | "ushort4" => l(8, 8),
+        "char" | "signed char" | "unsigned char" | "bool" | "int8_t" | "uint8_t" | "uchar"
+        | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" | "char1" | "uchar1" => l(1, 1),
+        "short" | "unsigned short" | "short int" | "int16_t" | "uint16_t" | "ushort" | "half"
+        | "__half" | "__nv_bfloat16" | "nv_bfloat16" | "bfloat16" | "char2" | "uchar2"
+        | "short1" => l(2, 2),
+        "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "float" | "int32_t"
+        | "uint32_t" | "uint" | "half2" | "__half2" | "__nv_bfloat162" | "nv_bfloat162"
+        | "char4" | "uchar4" | "short2" | "ushort2" | "int1" | "uint1" | "float1" | "long"
+        | "unsigned long" => l(4, 4),
+        "double"
+        | "long long"
+        | "unsigned long long"
+        | "long long int"
+        | "unsigned long long int"
+        | "int64_t"
+        | "uint64_t"
+        | "size_t"
+        | "ptrdiff_t"
+        | "float2"
+        | "int2"
+        | "uint2"
+        | "double1"
+        | "longlong1"
+        | "ulonglong1"
+        | "short4"
+        | "ushort4" => l(8, 8),
         "float3" | "int3" | "uint3" => l(12, 4),
         "float4" | "int4" | "uint4" | "double2" | "longlong2" | "ulonglong2" => l(16, 16),
         "double3" => l(24, 8),
@@ -55,20 +71,32 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
     if let Some(b) = builtin(name) {
         return Some(b);
     }
-    let bare = name.trim_start_matches("struct ").trim_start_matches("const ");
+    let bare = name
+        .trim_start_matches("struct ")
+        .trim_start_matches("const ");
     for f in files {
-        if let Some(t) = f.typedefs.iter().find(|t| t.name == bare && t.ty.name != bare) {
+        if let Some(t) = f
+            .typedefs
+            .iter()
+            .find(|t| t.name == bare && t.ty.name != bare)
+        {
             if t.ty.pointer_depth > 0 {
                 return Some(POINTER);
             }
             return layout_named(&t.ty.name, files, depth + 1);
         }
     }
-    let def = files.iter().find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
+    let def = files
+        .iter()
+        .find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
     let mut offset = 0i64;
     let mut align = 1i64;
     for field in &def.fields {
-        let fl = if field.ty.pointer_depth > 0 { POINTER } else { layout_named(&field.ty.name, files, depth + 1)? };
+        let fl = if field.ty.pointer_depth > 0 {
+            POINTER
+        } else {
+            layout_named(&field.ty.name, files, depth + 1)?
+        };
         let count = match &field.array_len {
             Some(e) => match e.kind {
                 cudalint_syntax::ExprKind::Int(n) => n,
@@ -83,8 +111,14 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
 }
 
 /// Offset, layout and type of a named field of a struct (or `.x/.y/.z/.w` of a vector type).
-pub fn field(struct_name: &str, field: &str, files: &[&FileModel]) -> Option<(i64, Layout, TypeRef)> {
-    let bare = struct_name.trim_start_matches("struct ").trim_start_matches("const ");
+pub fn field(
+    struct_name: &str,
+    field: &str,
+    files: &[&FileModel],
+) -> Option<(i64, Layout, TypeRef)> {
+    let bare = struct_name
+        .trim_start_matches("struct ")
+        .trim_start_matches("const ");
     if let Some(b) = builtin(bare) {
         // vector types: components of the scalar type
         let comps = ["x", "y", "z", "w"];
@@ -97,16 +131,26 @@ pub fn field(struct_name: &str, field: &str, files: &[&FileModel]) -> Option<(i6
         return Some((k * sl.size, sl, TypeRef::named(scalar)));
     }
     for f in files {
-        if let Some(t) = f.typedefs.iter().find(|t| t.name == bare && t.ty.name != bare) {
+        if let Some(t) = f
+            .typedefs
+            .iter()
+            .find(|t| t.name == bare && t.ty.name != bare)
+        {
             if t.ty.pointer_depth == 0 {
                 return self::field(&t.ty.name, field, files);
             }
         }
     }
-    let def = files.iter().find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
+    let def = files
+        .iter()
+        .find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
     let mut offset = 0i64;
     for fd in &def.fields {
-        let fl = if fd.ty.pointer_depth > 0 { POINTER } else { layout_named(&fd.ty.name, files, 1)? };
+        let fl = if fd.ty.pointer_depth > 0 {
+            POINTER
+        } else {
+            layout_named(&fd.ty.name, files, 1)?
+        };
         offset = round_up(offset, fl.align);
         if fd.name == field {
             return Some((offset, fl, fd.ty.clone()));
@@ -143,12 +187,19 @@ fn vector_component(name: &str) -> Option<&'static str> {
 }
 
 pub fn is_struct(name: &str, files: &[&FileModel]) -> bool {
-    let bare = name.trim_start_matches("struct ").trim_start_matches("const ");
-    files.iter().any(|f| f.structs.iter().any(|s| s.name == bare))
+    let bare = name
+        .trim_start_matches("struct ")
+        .trim_start_matches("const ");
+    files
+        .iter()
+        .any(|f| f.structs.iter().any(|s| s.name == bare))
         || files.iter().any(|f| {
-            f.typedefs
-                .iter()
-                .any(|t| t.name == bare && t.ty.name != bare && t.ty.pointer_depth == 0 && is_struct(&t.ty.name, files))
+            f.typedefs.iter().any(|t| {
+                t.name == bare
+                    && t.ty.name != bare
+                    && t.ty.pointer_depth == 0
+                    && is_struct(&t.ty.name, files)
+            })
         })
 }
 

@@ -98,7 +98,10 @@ impl Ctx<'_> {
 
 /// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
 pub fn parse_all(inputs: &[Input]) -> Vec<Option<ParsedFile>> {
-    inputs.par_iter().map(|i| cudalint_syntax::parse(&i.text)).collect()
+    inputs
+        .par_iter()
+        .map(|i| cudalint_syntax::parse(&i.text))
+        .collect()
 }
 
 pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
@@ -106,18 +109,26 @@ pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
     check_parsed(inputs, &parsed, settings)
 }
 
-pub fn check_parsed(inputs: &[Input], parsed: &[Option<ParsedFile>], settings: &Settings) -> Vec<FileReport> {
+pub fn check_parsed(
+    inputs: &[Input],
+    parsed: &[Option<ParsedFile>],
+    settings: &Settings,
+) -> Vec<FileReport> {
     let empty = cudalint_syntax::FileModel::default();
-    let models: Vec<&cudalint_syntax::FileModel> = parsed.iter().map(|p| p.as_ref().map(|p| &p.model).unwrap_or(&empty)).collect();
+    let models: Vec<&cudalint_syntax::FileModel> = parsed
+        .iter()
+        .map(|p| p.as_ref().map(|p| &p.model).unwrap_or(&empty))
+        .collect();
     let ctx = Ctx {
         paths: inputs.iter().map(|i| i.path.as_str()).collect(),
         texts: inputs.iter().map(|i| i.text.as_str()).collect(),
         lines: inputs.par_iter().map(|i| LineIndex::new(&i.text)).collect(),
     };
     let jobs = analysis::kernels(&models);
+    let project = analysis::Project::new(&models);
     let results: Vec<analysis::Analysis> = jobs
         .par_iter()
-        .map(|&(f, k)| analysis::analyze_kernel(&models, f, k, &settings.analysis))
+        .map(|&(f, k)| analysis::analyze_kernel(&project, f, k, &settings.analysis))
         .collect();
 
     let mut reports: Vec<FileReport> = inputs
@@ -125,7 +136,9 @@ pub fn check_parsed(inputs: &[Input], parsed: &[Option<ParsedFile>], settings: &
         .zip(parsed)
         .map(|(i, p)| FileReport {
             path: i.path.clone(),
-            error: p.is_none().then(|| "tree-sitter could not parse the file".to_string()),
+            error: p
+                .is_none()
+                .then(|| "tree-sitter could not parse the file".to_string()),
             ..FileReport::default()
         })
         .collect();
@@ -135,12 +148,15 @@ pub fn check_parsed(inputs: &[Input], parsed: &[Option<ParsedFile>], settings: &
     for result in &results {
         for s in &result.skipped {
             if settings.show_unanalysed {
-                reports[s.loc.0].diagnostics.push(rules::not_analysed::check_kernel(s, &ctx));
+                reports[s.loc.0]
+                    .diagnostics
+                    .push(rules::not_analysed::check_kernel(s, &ctx));
             }
         }
         for a in &result.accesses {
             if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
-                let enabled = crate::codes::rule(d.code).is_some_and(|r| r.default_enabled) || settings.show_unanalysed;
+                let enabled = crate::codes::rule(d.code).is_some_and(|r| r.default_enabled)
+                    || settings.show_unanalysed;
                 if enabled {
                     reports[a.loc.0].diagnostics.push(d);
                 }
@@ -152,20 +168,28 @@ pub fn check_parsed(inputs: &[Input], parsed: &[Option<ParsedFile>], settings: &
         if let Some(p) = p {
             // kernels whose definition the parser lost entirely
             for e in &p.model.stray_errors {
-                if settings.show_unanalysed && ctx.texts[fi].get(e.range()).is_some_and(|t| t.contains("__global__")) {
+                if settings.show_unanalysed
+                    && ctx.texts[fi]
+                        .get(e.range())
+                        .is_some_and(|t| t.contains("__global__"))
+                {
                     let s = analysis::Skipped {
                         loc: (fi, *e),
                         kernel: "<unknown>".into(),
                         reason: "a parse error region that contains a kernel".into(),
                     };
-                    reports[fi].diagnostics.push(rules::not_analysed::check_kernel(&s, &ctx));
+                    reports[fi]
+                        .diagnostics
+                        .push(rules::not_analysed::check_kernel(&s, &ctx));
                 }
             }
         }
     }
     for r in &mut reports {
-        r.diagnostics.sort_by(|a, b| (a.at.bytes.start, a.code).cmp(&(b.at.bytes.start, b.code)));
-        r.accesses.sort_by(|a, b| (a.line, a.column, a.op).cmp(&(b.line, b.column, b.op)));
+        r.diagnostics
+            .sort_by(|a, b| (a.at.bytes.start, a.code).cmp(&(b.at.bytes.start, b.code)));
+        r.accesses
+            .sort_by(|a, b| (a.line, a.column, a.op).cmp(&(b.line, b.column, b.op)));
     }
     reports
 }

@@ -1,9 +1,20 @@
 fn walk(n: tree_sitter::Node, src: &str, d: usize) {
     let t = &src[n.byte_range()];
     let t: String = t.chars().take(40).collect::<String>().replace('\n', " ");
-    if d < 7 { println!("{}{} {}{} | {}", "  ".repeat(d), n.kind(), if n.is_named() {""} else {"(anon)"}, n.kind_id(), t); }
+    if d < 7 {
+        println!(
+            "{}{} {}{} | {}",
+            "  ".repeat(d),
+            n.kind(),
+            if n.is_named() { "" } else { "(anon)" },
+            n.kind_id(),
+            t
+        );
+    }
     let mut c = n.walk();
-    for ch in n.children(&mut c) { walk(ch, src, d + 1); }
+    for ch in n.children(&mut c) {
+        walk(ch, src, d + 1);
+    }
 }
 fn main() {
     let p = std::env::args().nth(1).unwrap();

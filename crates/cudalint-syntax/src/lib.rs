@@ -43,7 +43,9 @@ pub fn check_language() -> Result<(), String> {
         "call_expression",
     ] {
         if lang.id_for_node_kind(kind, true) == 0 {
-            return Err(format!("the tree-sitter-cuda grammar has no node kind `{kind}`"));
+            return Err(format!(
+                "the tree-sitter-cuda grammar has no node kind `{kind}`"
+            ));
         }
     }
     Ok(())
@@ -140,7 +142,11 @@ int main() { dim3 b(16, 16); k<64><<<g, b>>>(in, out, n); }
     #[test]
     fn deep_nesting_is_bounded() {
         let depth = 10_000;
-        let src = format!("__global__ void k(float* a) {{ a[{}0{}] = 1; }}", "(".repeat(depth), ")".repeat(depth));
+        let src = format!(
+            "__global__ void k(float* a) {{ a[{}0{}] = 1; }}",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        );
         let f = parse(&src).unwrap();
         assert_eq!(f.model.functions.len(), 1);
     }

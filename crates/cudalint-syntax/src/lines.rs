@@ -8,13 +8,21 @@ pub struct LineIndex {
 impl LineIndex {
     pub fn new(src: &str) -> LineIndex {
         let mut starts = vec![0];
-        starts.extend(src.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
+        starts.extend(
+            src.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
         LineIndex { starts }
     }
 
     /// 1-based line and 1-based column (in bytes) of a byte offset.
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
-        let line = self.starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let line = self
+            .starts
+            .partition_point(|&s| s <= offset)
+            .saturating_sub(1);
         (line + 1, offset - self.starts[line] + 1)
     }
 

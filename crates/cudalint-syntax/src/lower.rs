@@ -56,8 +56,13 @@ impl<'s> Lowerer<'s> {
                     self.model.stray_errors.push(span(child));
                     self.top_level(child, depth + 1);
                 }
-                "linkage_specification" | "namespace_definition" | "declaration_list"
-                | "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
+                "linkage_specification"
+                | "namespace_definition"
+                | "declaration_list"
+                | "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
                 | "preproc_elifdef" => self.top_level(child, depth + 1),
                 _ => {
                     if child.is_missing() {
@@ -79,10 +84,20 @@ impl<'s> Lowerer<'s> {
                 let name_node = p
                     .child_by_field_name("declarator")
                     .or_else(|| p.child_by_field_name("name"))
-                    .or_else(|| named_children(p).into_iter().rev().find(|c| c.kind() == "type_identifier" || c.kind() == "identifier"));
+                    .or_else(|| {
+                        named_children(p)
+                            .into_iter()
+                            .rev()
+                            .find(|c| c.kind() == "type_identifier" || c.kind() == "identifier")
+                    });
                 let Some(name_node) = name_node else { continue };
-                let default = p.child_by_field_name("default_value").map(|d| self.template_arg(d, 0))
-                    .or_else(|| p.child_by_field_name("default_type").map(|d| TemplateArg::Type(self.type_of(d, None))));
+                let default = p
+                    .child_by_field_name("default_value")
+                    .map(|d| self.template_arg(d, 0))
+                    .or_else(|| {
+                        p.child_by_field_name("default_type")
+                            .map(|d| TemplateArg::Type(self.type_of(d, None)))
+                    });
                 params.push(TemplateParam {
                     name: self.text(name_node).to_string(),
                     is_type,
@@ -101,7 +116,9 @@ impl<'s> Lowerer<'s> {
     }
 
     fn define(&mut self, n: Node) {
-        let Some(name) = n.child_by_field_name("name") else { return };
+        let Some(name) = n.child_by_field_name("name") else {
+            return;
+        };
         let params = n.child_by_field_name("parameters").map(|p| {
             named_children(p)
                 .into_iter()
@@ -123,8 +140,12 @@ impl<'s> Lowerer<'s> {
     fn typedef(&mut self, n: Node) {
         let ty_node = n.child_by_field_name("type");
         if let Some(t) = ty_node {
-            if matches!(t.kind(), "struct_specifier" | "class_specifier") && t.child_by_field_name("body").is_some() {
-                let alias = n.child_by_field_name("declarator").map(|d| self.text(d).to_string());
+            if matches!(t.kind(), "struct_specifier" | "class_specifier")
+                && t.child_by_field_name("body").is_some()
+            {
+                let alias = n
+                    .child_by_field_name("declarator")
+                    .map(|d| self.text(d).to_string());
                 self.struct_def(t, alias);
             }
         }
@@ -143,7 +164,9 @@ impl<'s> Lowerer<'s> {
     }
 
     fn struct_def(&mut self, n: Node, alias: Option<String>) {
-        let Some(body) = n.child_by_field_name("body") else { return };
+        let Some(body) = n.child_by_field_name("body") else {
+            return;
+        };
         let name = n
             .child_by_field_name("name")
             .map(|x| self.text(x).to_string())
@@ -154,7 +177,9 @@ impl<'s> Lowerer<'s> {
             if f.kind() != "field_declaration" {
                 continue;
             }
-            let Some(t) = f.child_by_field_name("type") else { continue };
+            let Some(t) = f.child_by_field_name("type") else {
+                continue;
+            };
             let base = self.type_of(t, Some(f));
             let mut c = f.walk();
             for d in f.children_by_field_name("declarator", &mut c) {
@@ -193,7 +218,11 @@ impl<'s> Lowerer<'s> {
                 .map(|x| self.text(x))
                 .unwrap_or("<anonymous>")
                 .to_string(),
-            _ => self.text(t).split_whitespace().collect::<Vec<_>>().join(" "),
+            _ => self
+                .text(t)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
         };
         let mut is_const = false;
         if let Some(d) = decl {
@@ -206,7 +235,9 @@ impl<'s> Lowerer<'s> {
         // `type_descriptor` carries its own pointer declarator
         let mut pointer_depth = 0;
         if t.kind() == "type_descriptor" {
-            let inner = t.child_by_field_name("type").map(|x| self.type_of(x, Some(t)));
+            let inner = t
+                .child_by_field_name("type")
+                .map(|x| self.type_of(x, Some(t)));
             let mut d = t.child_by_field_name("declarator");
             while let Some(x) = d {
                 if x.kind() == "abstract_pointer_declarator" {
@@ -228,7 +259,10 @@ impl<'s> Lowerer<'s> {
     }
 
     /// Walks a declarator: (name node, pointer depth, array dims outermost first, init value).
-    fn declarator_parts<'t>(&mut self, d: Node<'t>) -> (Option<Node<'t>>, u8, Vec<Dim>, Option<Node<'t>>) {
+    fn declarator_parts<'t>(
+        &mut self,
+        d: Node<'t>,
+    ) -> (Option<Node<'t>>, u8, Vec<Dim>, Option<Node<'t>>) {
         let mut ptr = 0u8;
         let mut dims = Vec::new();
         let mut init = None;
@@ -240,7 +274,9 @@ impl<'s> Lowerer<'s> {
                 break;
             }
             match n.kind() {
-                "identifier" | "field_identifier" | "type_identifier" => return (Some(n), ptr, dims, init),
+                "identifier" | "field_identifier" | "type_identifier" => {
+                    return (Some(n), ptr, dims, init)
+                }
                 "init_declarator" => {
                     init = n.child_by_field_name("value");
                     cur = n.child_by_field_name("declarator");
@@ -256,7 +292,9 @@ impl<'s> Lowerer<'s> {
                     let size = n.child_by_field_name("size");
                     let dim = Dim {
                         size: size.map(|s| self.expr(s, 0)),
-                        span: size.map(span).unwrap_or_else(|| Span::new(n.end_byte() - 1, n.end_byte() - 1)),
+                        span: size
+                            .map(span)
+                            .unwrap_or_else(|| Span::new(n.end_byte() - 1, n.end_byte() - 1)),
                     };
                     // inner declarators are the outer dimensions: `a[R][C]` is array(array(a, R), C)
                     dims.insert(0, dim);
@@ -270,7 +308,9 @@ impl<'s> Lowerer<'s> {
     }
 
     fn declaration(&mut self, n: Node, depth: usize) -> Vec<Decl> {
-        let Some(t) = n.child_by_field_name("type") else { return Vec::new() };
+        let Some(t) = n.child_by_field_name("type") else {
+            return Vec::new();
+        };
         let base = self.type_of(t, Some(n));
         let mut shared = false;
         let mut constant = false;
@@ -293,8 +333,11 @@ impl<'s> Lowerer<'s> {
             ty.pointer_depth += ptr;
             // `dim3 b(TD, TD);` parses as a function declarator when the arguments look like
             // types (the most vexing parse): inside a function it is a constructor call.
-            let ctor = (depth > 0 && init.is_none()).then(|| self.vexing_ctor(d)).flatten();
-            let is_reference = self.text(d).trim_start().starts_with('&') || d.kind() == "reference_declarator";
+            let ctor = (depth > 0 && init.is_none())
+                .then(|| self.vexing_ctor(d))
+                .flatten();
+            let is_reference =
+                self.text(d).trim_start().starts_with('&') || d.kind() == "reference_declarator";
             out.push(Decl {
                 name: self.text(name_node).to_string(),
                 name_span: span(name_node),
@@ -351,7 +394,10 @@ impl<'s> Lowerer<'s> {
                 "__device__" => device = true,
                 "__host__" => host = true,
                 "launch_bounds" => {
-                    launch_bounds = named_children(c).into_iter().next().map(|e| self.expr(e, 0));
+                    launch_bounds = named_children(c)
+                        .into_iter()
+                        .next()
+                        .map(|e| self.expr(e, 0));
                 }
                 _ => match self.text(c) {
                     "__global__" => kind = FnKind::Global,
@@ -368,7 +414,9 @@ impl<'s> Lowerer<'s> {
                 _ => FnKind::Host,
             };
         }
-        let Some(mut decl) = n.child_by_field_name("declarator") else { return };
+        let Some(mut decl) = n.child_by_field_name("declarator") else {
+            return;
+        };
         let mut guard = 0;
         while decl.kind() != "function_declarator" {
             guard += 1;
@@ -377,7 +425,9 @@ impl<'s> Lowerer<'s> {
                 _ => return,
             }
         }
-        let Some(name_node) = decl.child_by_field_name("declarator") else { return };
+        let Some(name_node) = decl.child_by_field_name("declarator") else {
+            return;
+        };
         let name = self.text(name_node).to_string();
         let mut params = Vec::new();
         if let Some(plist) = decl.child_by_field_name("parameters") {
@@ -385,9 +435,13 @@ impl<'s> Lowerer<'s> {
                 if p.kind() != "parameter_declaration" {
                     continue;
                 }
-                let Some(t) = p.child_by_field_name("type") else { continue };
+                let Some(t) = p.child_by_field_name("type") else {
+                    continue;
+                };
                 let mut ty = self.type_of(t, Some(p));
-                let Some(d) = p.child_by_field_name("declarator") else { continue };
+                let Some(d) = p.child_by_field_name("declarator") else {
+                    continue;
+                };
                 let (pname, ptr, dims, _) = self.declarator_parts(d);
                 let Some(pname) = pname else { continue };
                 ty.pointer_depth += ptr + dims.len() as u8;
@@ -458,8 +512,12 @@ impl<'s> Lowerer<'s> {
                 let cond = n
                     .child_by_field_name("condition")
                     .map(|c| {
-                        let inner = c.child_by_field_name("value").or_else(|| named_children(c).into_iter().last());
-                        inner.map(|i| self.expr(i, depth)).unwrap_or_else(|| Expr::unsupported("empty condition", span(c)))
+                        let inner = c
+                            .child_by_field_name("value")
+                            .or_else(|| named_children(c).into_iter().last());
+                        inner
+                            .map(|i| self.expr(i, depth))
+                            .unwrap_or_else(|| Expr::unsupported("empty condition", span(c)))
                     })
                     .unwrap_or_else(|| Expr::unsupported("missing condition", span(n)));
                 let then = self.body_of(n.child_by_field_name("consequence"), depth);
@@ -481,7 +539,9 @@ impl<'s> Lowerer<'s> {
                         init.push(Stmt::Expr(self.expr(i, depth)));
                     }
                 }
-                let cond = n.child_by_field_name("condition").map(|c| self.expr(c, depth));
+                let cond = n
+                    .child_by_field_name("condition")
+                    .map(|c| self.expr(c, depth));
                 let update = n.child_by_field_name("update").map(|c| self.expr(c, depth));
                 let body = self.body_of(n.child_by_field_name("body"), depth);
                 out.push(Stmt::For {
@@ -496,7 +556,9 @@ impl<'s> Lowerer<'s> {
                 let cond = n
                     .child_by_field_name("condition")
                     .map(|c| {
-                        let inner = if c.kind() == "parenthesized_expression" || c.kind() == "condition_clause" {
+                        let inner = if c.kind() == "parenthesized_expression"
+                            || c.kind() == "condition_clause"
+                        {
                             named_children(c).into_iter().last().unwrap_or(c)
                         } else {
                             c
@@ -516,18 +578,30 @@ impl<'s> Lowerer<'s> {
                 out.push(Stmt::Block(body));
             }
             "return_statement" => {
-                let e = named_children(n).into_iter().next().map(|e| self.expr(e, depth));
+                let e = named_children(n)
+                    .into_iter()
+                    .next()
+                    .map(|e| self.expr(e, depth));
                 out.push(Stmt::Return(e, span(n)));
             }
             "break_statement" => out.push(Stmt::Break),
             "continue_statement" => out.push(Stmt::Continue),
-            "labeled_statement" | "case_statement" | "switch_statement" | "preproc_if" | "preproc_ifdef"
-            | "preproc_else" | "preproc_elif" | "attributed_statement" => {
+            "labeled_statement"
+            | "case_statement"
+            | "switch_statement"
+            | "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "attributed_statement" => {
                 // statements nested in these are kept; their guards are not modelled
                 for c in named_children(n) {
                     if c.kind() == "compound_statement" {
                         out.push(Stmt::Block(self.block(c, depth)));
-                    } else if c.kind().ends_with("statement") || c.kind() == "declaration" || c.kind().starts_with("preproc_") {
+                    } else if c.kind().ends_with("statement")
+                        || c.kind() == "declaration"
+                        || c.kind().starts_with("preproc_")
+                    {
                         self.stmt_into(c, depth + 1, out);
                     }
                 }
@@ -565,7 +639,10 @@ impl<'s> Lowerer<'s> {
     pub fn expr(&mut self, n: Node, depth: usize) -> Expr {
         let sp = span(n);
         if depth > MAX_DEPTH {
-            return Expr::unsupported(format!("expression nested deeper than {MAX_DEPTH} levels"), sp);
+            return Expr::unsupported(
+                format!("expression nested deeper than {MAX_DEPTH} levels"),
+                sp,
+            );
         }
         if n.is_error() || n.is_missing() {
             return Expr::unsupported("parse error", sp);
@@ -577,10 +654,17 @@ impl<'s> Lowerer<'s> {
             "null" | "nullptr" => ExprKind::Int(0),
             "char_literal" => {
                 let t = self.text(n);
-                t.chars().nth(1).map(|c| ExprKind::Int(c as i64)).unwrap_or(ExprKind::Str)
+                t.chars()
+                    .nth(1)
+                    .map(|c| ExprKind::Int(c as i64))
+                    .unwrap_or(ExprKind::Str)
             }
             "string_literal" | "concatenated_string" | "raw_string_literal" => ExprKind::Str,
-            "identifier" | "field_identifier" | "type_identifier" | "qualified_identifier" | "namespace_identifier" => {
+            "identifier"
+            | "field_identifier"
+            | "type_identifier"
+            | "qualified_identifier"
+            | "namespace_identifier" => {
                 ExprKind::Ident(self.text(n).split_whitespace().collect::<String>())
             }
             "parenthesized_expression" => {
@@ -595,15 +679,25 @@ impl<'s> Lowerer<'s> {
             }
             "field_expression" => {
                 let base = self.boxed(n.child_by_field_name("argument"), n, depth);
-                let field = n.child_by_field_name("field").map(|f| self.text(f).to_string()).unwrap_or_default();
-                let arrow = n.child_by_field_name("operator").map(|o| self.text(o) == "->").unwrap_or_else(|| {
-                    all_children(n).iter().any(|c| !c.is_named() && self.text(*c) == "->")
-                });
+                let field = n
+                    .child_by_field_name("field")
+                    .map(|f| self.text(f).to_string())
+                    .unwrap_or_default();
+                let arrow = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o) == "->")
+                    .unwrap_or_else(|| {
+                        all_children(n)
+                            .iter()
+                            .any(|c| !c.is_named() && self.text(*c) == "->")
+                    });
                 ExprKind::Field { base, field, arrow }
             }
             "subscript_expression" => {
                 let mut base = self.boxed(n.child_by_field_name("argument"), n, depth);
-                let indices = n.child_by_field_name("indices").or_else(|| n.child_by_field_name("index"));
+                let indices = n
+                    .child_by_field_name("indices")
+                    .or_else(|| n.child_by_field_name("index"));
                 let idx: Vec<Node> = match indices {
                     Some(i) if i.kind() == "subscript_argument_list" => named_children(i),
                     Some(i) => vec![i],
@@ -615,7 +709,11 @@ impl<'s> Lowerer<'s> {
                 let count = idx.len();
                 for (k, i) in idx.into_iter().enumerate() {
                     let index = Box::new(self.expr(i, depth + 1));
-                    let s = if k + 1 == count { sp } else { Span::new(n.start_byte(), i.end_byte() + 1) };
+                    let s = if k + 1 == count {
+                        sp
+                    } else {
+                        Span::new(n.start_byte(), i.end_byte() + 1)
+                    };
                     base = Box::new(Expr {
                         kind: ExprKind::Index { base, index },
                         span: s,
@@ -624,7 +722,10 @@ impl<'s> Lowerer<'s> {
                 return *base;
             }
             "binary_expression" => {
-                let op_text = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                let op_text = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o))
+                    .unwrap_or("");
                 let Some(op) = BinOp::from_token(op_text) else {
                     return Expr::unsupported(format!("operator `{op_text}`"), sp);
                 };
@@ -633,7 +734,10 @@ impl<'s> Lowerer<'s> {
                 ExprKind::Binary { op, lhs, rhs }
             }
             "unary_expression" | "pointer_expression" => {
-                let op_text = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("");
+                let op_text = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o))
+                    .unwrap_or("");
                 let op = match op_text {
                     "-" => UnOp::Neg,
                     "+" => UnOp::Plus,
@@ -664,7 +768,10 @@ impl<'s> Lowerer<'s> {
                 ExprKind::Unary { op, arg }
             }
             "assignment_expression" => {
-                let op_text = n.child_by_field_name("operator").map(|o| self.text(o)).unwrap_or("=");
+                let op_text = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.text(o))
+                    .unwrap_or("=");
                 let op = if op_text == "=" {
                     None
                 } else {
@@ -703,9 +810,12 @@ impl<'s> Lowerer<'s> {
                 let r = self.boxed(n.child_by_field_name("right"), n, depth);
                 ExprKind::Comma(l, r)
             }
-            "initializer_list" | "argument_list" => {
-                ExprKind::Init(named_children(n).into_iter().map(|c| self.expr(c, depth + 1)).collect())
-            }
+            "initializer_list" | "argument_list" => ExprKind::Init(
+                named_children(n)
+                    .into_iter()
+                    .map(|c| self.expr(c, depth + 1))
+                    .collect(),
+            ),
             "call_expression" => return self.call(n, depth),
             _ => ExprKind::Unsupported(format!("`{}`", n.kind())),
         };
@@ -717,19 +827,36 @@ impl<'s> Lowerer<'s> {
         let func = n.child_by_field_name("function");
         let (callee, template_args) = match func {
             Some(f) if f.kind() == "template_function" => {
-                let name = f.child_by_field_name("name").map(|x| self.text(x).to_string()).unwrap_or_default();
+                let name = f
+                    .child_by_field_name("name")
+                    .map(|x| self.text(x).to_string())
+                    .unwrap_or_default();
                 let targs = self.template_args(f.child_by_field_name("arguments"), depth);
                 (name, targs)
             }
-            Some(f) => (self.text(f).split_whitespace().collect::<String>(), Vec::new()),
+            Some(f) => (
+                self.text(f).split_whitespace().collect::<String>(),
+                Vec::new(),
+            ),
             None => (String::new(), Vec::new()),
         };
         let args: Vec<Expr> = n
             .child_by_field_name("arguments")
-            .map(|a| named_children(a).into_iter().map(|c| self.expr(c, depth + 1)).collect())
+            .map(|a| {
+                named_children(a)
+                    .into_iter()
+                    .map(|c| self.expr(c, depth + 1))
+                    .collect()
+            })
             .unwrap_or_default();
-        if let Some(launch) = named_children(n).into_iter().find(|c| c.kind() == "kernel_call_syntax") {
-            let config = named_children(launch).into_iter().map(|c| self.expr(c, depth + 1)).collect();
+        if let Some(launch) = named_children(n)
+            .into_iter()
+            .find(|c| c.kind() == "kernel_call_syntax")
+        {
+            let config = named_children(launch)
+                .into_iter()
+                .map(|c| self.expr(c, depth + 1))
+                .collect();
             self.model.launches.push(Launch {
                 kernel: callee.rsplit("::").next().unwrap_or(&callee).to_string(),
                 template_args: template_args.clone(),
@@ -740,12 +867,20 @@ impl<'s> Lowerer<'s> {
             });
         }
         let short = callee.rsplit("::").next().unwrap_or(&callee);
-        if matches!(short, "static_cast" | "reinterpret_cast" | "const_cast" | "dynamic_cast") && args.len() == 1 {
+        if matches!(
+            short,
+            "static_cast" | "reinterpret_cast" | "const_cast" | "dynamic_cast"
+        ) && args.len() == 1
+        {
             let ty = match template_args.first() {
                 Some(TemplateArg::Type(t)) => t.clone(),
                 _ => TypeRef::named("?"),
             };
-            let arg = Box::new(args.into_iter().next().unwrap_or_else(|| Expr::unsupported("missing operand", sp)));
+            let arg = Box::new(
+                args.into_iter()
+                    .next()
+                    .unwrap_or_else(|| Expr::unsupported("missing operand", sp)),
+            );
             return Expr {
                 kind: ExprKind::Cast { ty, arg },
                 span: sp,
@@ -821,7 +956,11 @@ fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr> {
     let stmt = body.named_child(0)?;
     let cast = stmt.named_child(0)?;
     let value = cast.child_by_field_name("value")?;
-    let inner = if value.kind() == "parenthesized_expression" { value.named_child(0)? } else { value };
+    let inner = if value.kind() == "parenthesized_expression" {
+        value.named_child(0)?
+    } else {
+        value
+    };
     let mut l = Lowerer::new(&src);
     let mut e = l.expr(inner, 0);
     shift(&mut e, offset as i64 - PREFIX.len() as i64);
@@ -840,8 +979,12 @@ fn shift(e: &mut Expr, by: i64) {
             shift(base, by);
             shift(index, by)
         }
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } | ExprKind::SizeofExpr(arg) => shift(arg, by),
-        ExprKind::Binary { lhs, rhs, .. } | ExprKind::Assign { lhs, rhs, .. } | ExprKind::Comma(lhs, rhs) => {
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } | ExprKind::SizeofExpr(arg) => {
+            shift(arg, by)
+        }
+        ExprKind::Binary { lhs, rhs, .. }
+        | ExprKind::Assign { lhs, rhs, .. }
+        | ExprKind::Comma(lhs, rhs) => {
             shift(lhs, by);
             shift(rhs, by)
         }
@@ -850,7 +993,9 @@ fn shift(e: &mut Expr, by: i64) {
             shift(then, by);
             shift(els, by)
         }
-        ExprKind::Call { args, .. } | ExprKind::Init(args) => args.iter_mut().for_each(|a| shift(a, by)),
+        ExprKind::Call { args, .. } | ExprKind::Init(args) => {
+            args.iter_mut().for_each(|a| shift(a, by))
+        }
         _ => {}
     }
 }

@@ -16,7 +16,9 @@ pub struct Collected {
 }
 
 fn is_cuda(path: &Path) -> bool {
-    path.extension().and_then(|e| e.to_str()).is_some_and(|e| EXTENSIONS.contains(&e))
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| EXTENSIONS.contains(&e))
 }
 
 pub fn collect(paths: &[String]) -> Collected {
@@ -30,7 +32,9 @@ pub fn collect(paths: &[String]) -> Collected {
                 let before = files.len();
                 for entry in ignore::WalkBuilder::new(path).hidden(true).build() {
                     match entry {
-                        Ok(e) if e.file_type().is_some_and(|t| t.is_file()) && is_cuda(e.path()) => {
+                        Ok(e)
+                            if e.file_type().is_some_and(|t| t.is_file()) && is_cuda(e.path()) =>
+                        {
                             files.push(e.path().to_string_lossy().into_owned())
                         }
                         Ok(_) => {}
@@ -71,7 +75,11 @@ fn io_message(e: &std::io::Error) -> String {
 pub fn read(path: &str) -> Result<Input, String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{path}: {}", io_message(&e)))?;
     if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("{path}: file is {} MB, over the {} MB limit; skipped", meta.len() >> 20, MAX_FILE_BYTES >> 20));
+        return Err(format!(
+            "{path}: file is {} MB, over the {} MB limit; skipped",
+            meta.len() >> 20,
+            MAX_FILE_BYTES >> 20
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("{path}: {}", io_message(&e)))?;
     if bytes.iter().take(8192).any(|b| *b == 0) {

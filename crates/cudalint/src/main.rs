@@ -10,7 +10,11 @@ use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "cudalint", version, about = "Predicts, per warp, what the GPU's memory system does for every global and shared access in CUDA source")]
+#[command(
+    name = "cudalint",
+    version,
+    about = "Predicts, per warp, what the GPU's memory system does for every global and shared access in CUDA source"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -71,9 +75,7 @@ enum Command {
         analysis: AnalysisArgs,
     },
     /// Print the documentation of a rule (e.g. `cudalint explain CL301`), or list the rules.
-    Explain {
-        code: Option<String>,
-    },
+    Explain { code: Option<String> },
 }
 
 fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String> {
@@ -95,7 +97,10 @@ fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String>
         let Some((k, v)) = kv.split_once('=') else {
             return Err(format!("--assume {kv}: expected NAME=VALUE"));
         };
-        let v: i64 = v.trim().parse().map_err(|_| format!("--assume {kv}: `{v}` is not an integer"))?;
+        let v: i64 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("--assume {kv}: `{v}` is not an integer"))?;
         s.analysis.params.insert(k.trim().to_string(), v);
     }
     Ok(s)
@@ -126,7 +131,11 @@ fn main() -> ExitCode {
             let collected = inputs::collect(&paths);
             let reports = cudalint_rules::check(&collected.inputs, &settings);
             let mut errors = collected.errors;
-            errors.extend(reports.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))));
+            errors.extend(
+                reports
+                    .iter()
+                    .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))),
+            );
             for e in &errors {
                 eprintln!("cudalint: error: {e}");
             }
@@ -147,10 +156,19 @@ fn main() -> ExitCode {
                 FailOn::Info => Some(Severity::Info),
                 FailOn::Never => None,
             };
-            let failing = threshold.is_some_and(|t| reports.iter().flat_map(|r| &r.diagnostics).any(|d| d.severity >= t));
+            let failing = threshold.is_some_and(|t| {
+                reports
+                    .iter()
+                    .flat_map(|r| &r.diagnostics)
+                    .any(|d| d.severity >= t)
+            });
             ExitCode::from(if failing { 1 } else { 0 })
         }
-        Command::Audit { paths, format, analysis } => {
+        Command::Audit {
+            paths,
+            format,
+            analysis,
+        } => {
             let settings = match settings(&analysis, true) {
                 Ok(s) => s,
                 Err(e) => {
@@ -161,7 +179,11 @@ fn main() -> ExitCode {
             let collected = inputs::collect(&paths);
             let reports = cudalint_rules::check(&collected.inputs, &settings);
             let mut errors = collected.errors;
-            errors.extend(reports.iter().filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))));
+            errors.extend(
+                reports
+                    .iter()
+                    .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))),
+            );
             for e in &errors {
                 eprintln!("cudalint: error: {e}");
             }
@@ -178,14 +200,24 @@ fn explain(code: Option<&str>) -> ExitCode {
     match code {
         None => {
             for r in cudalint_rules::RULES {
-                println!("{}  {:<32} {:<8} {}", r.code, r.name, r.severity.as_str(), r.summary);
+                println!(
+                    "{}  {:<32} {:<8} {}",
+                    r.code,
+                    r.name,
+                    r.severity.as_str(),
+                    r.summary
+                );
             }
             ExitCode::SUCCESS
         }
         Some(c) => match cudalint_rules::codes::rule(c) {
             Some(r) => {
                 println!("{}", r.doc.trim_end());
-                println!("\nDefault severity: {}. {}", r.severity.as_str(), cudalint_rules::codes::doc_url(r.code));
+                println!(
+                    "\nDefault severity: {}. {}",
+                    r.severity.as_str(),
+                    cudalint_rules::codes::doc_url(r.code)
+                );
                 ExitCode::SUCCESS
             }
             None => {

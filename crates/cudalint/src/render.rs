@@ -6,30 +6,45 @@ use codespan_reporting::term::{self, termcolor::WriteColor};
 use cudalint_rules::{AccessRecord, Diagnostic, FileReport, Input, Severity};
 use serde::Serialize;
 
-pub fn text(reports: &[FileReport], inputs: &[Input], out: &mut dyn WriteColor) -> std::io::Result<()> {
+pub fn text(
+    reports: &[FileReport],
+    inputs: &[Input],
+    out: &mut dyn WriteColor,
+) -> std::io::Result<()> {
     let mut files = SimpleFiles::new();
-    let ids: Vec<usize> = inputs.iter().map(|i| files.add(i.path.as_str(), i.text.as_str())).collect();
+    let ids: Vec<usize> = inputs
+        .iter()
+        .map(|i| files.add(i.path.as_str(), i.text.as_str()))
+        .collect();
     let id_of = |path: &str| inputs.iter().position(|i| i.path == path).map(|i| ids[i]);
     let config = term::Config::default();
     for r in reports {
         for d in &r.diagnostics {
-            let Some(id) = id_of(&d.at.file) else { continue };
+            let Some(id) = id_of(&d.at.file) else {
+                continue;
+            };
             let severity = match d.severity {
                 Severity::Error => CsSeverity::Error,
                 Severity::Warning => CsSeverity::Warning,
                 Severity::Info => CsSeverity::Note,
             };
-            let mut labels = vec![Label::primary(id, d.at.bytes.clone()).with_message(format!("{} `{}`", d.name, d.kernel))];
+            let mut labels = vec![Label::primary(id, d.at.bytes.clone())
+                .with_message(format!("{} `{}`", d.name, d.kernel))];
             for l in &d.labels {
                 if let Some(lid) = id_of(&l.at.file) {
-                    labels.push(Label::secondary(lid, l.at.bytes.clone()).with_message(l.message.clone()));
+                    labels.push(
+                        Label::secondary(lid, l.at.bytes.clone()).with_message(l.message.clone()),
+                    );
                 }
             }
             let mut notes = d.notes.clone();
             if let Some(fix) = &d.fix {
                 let mut help = format!("help: {}", fix.title);
                 for e in &fix.edits {
-                    help.push_str(&format!("\n  {}:{}:{}: replace with `{}`", e.at.file, e.at.line, e.at.column, e.replacement));
+                    help.push_str(&format!(
+                        "\n  {}:{}:{}: replace with `{}`",
+                        e.at.file, e.at.line, e.at.column, e.replacement
+                    ));
                 }
                 if let Some(s) = &fix.sketch {
                     help.push_str("\n  ");
@@ -43,7 +58,11 @@ pub fn text(reports: &[FileReport], inputs: &[Input], out: &mut dyn WriteColor) 
                 .with_labels(labels)
                 .with_notes(notes);
             if let Err(e) = term::emit_to_write_style(out, &config, &files, &diag) {
-                writeln!(out, "{}:{}: {}: {} ({e})", d.at.file, d.at.line, d.code, d.message)?;
+                writeln!(
+                    out,
+                    "{}:{}: {}: {} ({e})",
+                    d.at.file, d.at.line, d.code, d.message
+                )?;
             }
         }
     }
@@ -51,8 +70,18 @@ pub fn text(reports: &[FileReport], inputs: &[Input], out: &mut dyn WriteColor) 
 }
 
 pub fn summary(reports: &[FileReport]) -> String {
-    let count = |s: Severity| reports.iter().flat_map(|r| &r.diagnostics).filter(|d| d.severity == s).count();
-    let (e, w, i) = (count(Severity::Error), count(Severity::Warning), count(Severity::Info));
+    let count = |s: Severity| {
+        reports
+            .iter()
+            .flat_map(|r| &r.diagnostics)
+            .filter(|d| d.severity == s)
+            .count()
+    };
+    let (e, w, i) = (
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info),
+    );
     let kernels: usize = reports.iter().map(|r| r.kernels).sum();
     let accesses: usize = reports.iter().map(|r| r.accesses.len()).sum();
     format!(

@@ -13,7 +13,9 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
         return None;
     }
     let f = a.field.as_ref()?;
-    let Class::Strided(stride) = a.cost.class else { return None };
+    let Class::Strided(stride) = a.cost.class else {
+        return None;
+    };
     let (s, i) = (a.cost.sectors?, a.cost.ideal_sectors?);
     if stride != f.struct_size || f.struct_size <= a.bytes || s < 2.0 * i {
         return None;

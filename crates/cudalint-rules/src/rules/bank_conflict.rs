@@ -9,7 +9,9 @@ use cudalint_analysis::{Access, Class, Space};
 pub const DOC: &str = include_str!("../../docs/CL301.md");
 
 pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
-    if a.space != Space::Shared || matches!(a.cost.class, Class::DataDependent(_) | Class::Unknown(_)) {
+    if a.space != Space::Shared
+        || matches!(a.cost.class, Class::DataDependent(_) | Class::Unknown(_))
+    {
         return None;
     }
     let (w, i) = (a.cost.wavefronts?, a.cost.ideal_wavefronts?);
@@ -60,5 +62,12 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
             sketch: None,
         },
     };
-    Some(super::make("CL301", a, ctx, message, super::standard_notes(a, ctx), Some(fix)))
+    Some(super::make(
+        "CL301",
+        a,
+        ctx,
+        message,
+        super::standard_notes(a, ctx),
+        Some(fix),
+    ))
 }

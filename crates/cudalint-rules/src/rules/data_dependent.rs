@@ -9,7 +9,9 @@ use cudalint_analysis::{Access, Class, Space};
 pub const DOC: &str = include_str!("../../docs/CL204.md");
 
 pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
-    let Class::DataDependent(src) = &a.cost.class else { return None };
+    let Class::DataDependent(src) = &a.cost.class else {
+        return None;
+    };
     if a.space != Space::Global {
         return None;
     }
@@ -19,7 +21,11 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
         "the index comes from {src}: priced at the worst case, every lane in its own sector; contiguous indices would cost {}",
         fmt_num(i)
     )];
-    notes.push(format!("{}; {}", super::shape_text(a, ctx), super::warp_text(a)));
+    notes.push(format!(
+        "{}; {}",
+        super::shape_text(a, ctx),
+        super::warp_text(a)
+    ));
     Some(super::make(
         "CL204",
         a,

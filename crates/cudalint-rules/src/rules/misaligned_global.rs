@@ -16,7 +16,12 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
     if s <= i {
         return None;
     }
-    let first = a.cost.lanes.first().map(|(_, o)| o.rem_euclid(32)).unwrap_or(0);
+    let first = a
+        .cost
+        .lanes
+        .first()
+        .map(|(_, o)| o.rem_euclid(32))
+        .unwrap_or(0);
     let text = ctx.text(a.loc);
     Some(super::make(
         "CL203",

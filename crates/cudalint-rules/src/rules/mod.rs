@@ -54,7 +54,10 @@ pub(crate) fn shape_text(a: &Access, ctx: &Ctx) -> String {
             format!("block {b} from the launch at {}:{}", p.file, p.line)
         }
         ShapeSource::LaunchBounds(n) => format!("block {b} from __launch_bounds__({n})"),
-        ShapeSource::Default => format!("block {b} assumed: no launch of `{}` in the analysed files", a.kernel),
+        ShapeSource::Default => format!(
+            "block {b} assumed: no launch of `{}` in the analysed files",
+            a.kernel
+        ),
     }
 }
 
@@ -66,7 +69,10 @@ pub(crate) fn warp_text(a: &Access) -> String {
     } else if bx * by >= 32 {
         format!("a warp spans {} rows of {} threadIdx.x", 32 / bx, bx)
     } else {
-        format!("a warp spans {} threadIdx.x by {} threadIdx.y by threadIdx.z", bx, by)
+        format!(
+            "a warp spans {} threadIdx.x by {} threadIdx.y by threadIdx.z",
+            bx, by
+        )
     }
 }
 
@@ -85,20 +91,33 @@ pub(crate) fn lanes_text(a: &Access) -> Option<String> {
         cudalint_analysis::AccessOp::Store => "write",
         cudalint_analysis::AccessOp::Atomic => "update",
     };
-    let mut s = format!("lanes {first}..{last} {verb} byte offsets {} of `{}`", offs.join(", "), a.base);
+    let mut s = format!(
+        "lanes {first}..{last} {verb} byte offsets {} of `{}`",
+        offs.join(", "),
+        a.base
+    );
     match a.space {
         Space::Shared => {
-            let banks: Vec<String> = shown.iter().map(|(_, o)| (o.div_euclid(4) % 32).to_string()).collect();
+            let banks: Vec<String> = shown
+                .iter()
+                .map(|(_, o)| (o.div_euclid(4) % 32).to_string())
+                .collect();
             s.push_str(&format!(" (banks {})", banks.join(", ")));
         }
         _ => {
-            let secs: Vec<String> = shown.iter().map(|(_, o)| o.div_euclid(32).to_string()).collect();
+            let secs: Vec<String> = shown
+                .iter()
+                .map(|(_, o)| o.div_euclid(32).to_string())
+                .collect();
             s.push_str(&format!(" (sectors {})", secs.join(", ")));
         }
     }
     if let Class::Strided(stride) = a.cost.class {
         if stride % a.bytes.max(1) == 0 {
-            s.push_str(&format!(": {} elements ({stride} bytes) between neighbouring lanes", stride / a.bytes.max(1)));
+            s.push_str(&format!(
+                ": {} elements ({stride} bytes) between neighbouring lanes",
+                stride / a.bytes.max(1)
+            ));
         } else {
             s.push_str(&format!(": {stride} bytes between neighbouring lanes"));
         }
@@ -109,7 +128,11 @@ pub(crate) fn lanes_text(a: &Access) -> Option<String> {
 pub(crate) fn runtime_notes(a: &Access) -> Vec<String> {
     a.runtime
         .iter()
-        .map(|(n, v)| format!("`{n}` is a runtime value: assumed {v} (large); configure the real value to refine"))
+        .map(|(n, v)| {
+            format!(
+                "`{n}` is a runtime value: assumed {v} (large); configure the real value to refine"
+            )
+        })
         .collect()
 }
 
@@ -150,7 +173,14 @@ pub(crate) fn standard_labels(a: &Access, ctx: &Ctx) -> Vec<Label> {
     labels
 }
 
-pub(crate) fn make(code: &'static str, a: &Access, ctx: &Ctx, message: String, notes: Vec<String>, fix: Option<Fix>) -> Diagnostic {
+pub(crate) fn make(
+    code: &'static str,
+    a: &Access,
+    ctx: &Ctx,
+    message: String,
+    notes: Vec<String>,
+    fix: Option<Fix>,
+) -> Diagnostic {
     let rule = codes::rule(code).expect("code in the table");
     Diagnostic {
         code: rule.code,

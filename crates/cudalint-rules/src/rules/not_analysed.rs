@@ -9,13 +9,20 @@ pub const KERNEL_DOC: &str = include_str!("../../docs/CL101.md");
 pub const ACCESS_DOC: &str = include_str!("../../docs/CL102.md");
 
 pub fn check_access(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
-    let Class::Unknown(reason) = &a.cost.class else { return None };
+    let Class::Unknown(reason) = &a.cost.class else {
+        return None;
+    };
     let text = ctx.text(a.loc);
     Some(super::make(
         "CL102",
         a,
         ctx,
-        format!("{} {} `{}` not analysed: {reason}", a.space.as_str(), a.op.as_str(), text),
+        format!(
+            "{} {} `{}` not analysed: {reason}",
+            a.space.as_str(),
+            a.op.as_str(),
+            text
+        ),
         vec![super::shape_text(a, ctx)],
         None,
     ))
@@ -28,7 +35,10 @@ pub fn check_kernel(s: &Skipped, ctx: &Ctx) -> Diagnostic {
         code: rule.code,
         name: rule.name,
         severity: rule.severity,
-        message: format!("kernel `{}` not analysed: {} at line {}", s.kernel, s.reason, at.line),
+        message: format!(
+            "kernel `{}` not analysed: {} at line {}",
+            s.kernel, s.reason, at.line
+        ),
         at,
         kernel: s.kernel.clone(),
         labels: Vec::new(),

@@ -24,7 +24,14 @@ pub fn check(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<Diagnostic> {
         fmt_num(i),
         ratio_text(s, i)
     );
-    Some(super::make("CL201", a, ctx, message, super::standard_notes(a, ctx), Some(fix(a, kernel, ctx))))
+    Some(super::make(
+        "CL201",
+        a,
+        ctx,
+        message,
+        super::standard_notes(a, ctx),
+        Some(fix(a, kernel, ctx)),
+    ))
 }
 
 /// Which fix applies follows from how the address moves with threadIdx.x and threadIdx.y.
@@ -33,7 +40,10 @@ fn fix(a: &Access, kernel: &[Access], ctx: &Ctx) -> Fix {
     let along_y = a.cost.d_ty == Some(unit) && a.shape.block[1] > 1;
     // another global access of the kernel that is already row-wise in threadIdx.x
     let partner = kernel.iter().find(|b| {
-        b.space == Space::Global && b.loc != a.loc && b.cost.d_tx == Some(b.bytes) && b.cost.d_ty.is_some_and(|d| d.abs() > 4 * b.bytes)
+        b.space == Space::Global
+            && b.loc != a.loc
+            && b.cost.d_tx == Some(b.bytes)
+            && b.cost.d_ty.is_some_and(|d| d.abs() > 4 * b.bytes)
     });
     if along_y {
         if let Some(p) = partner {

@@ -1,0 +1,99 @@
+//! Lints a generated corpus (thousands of kernels over many files) and prints MB/s for
+//! parse-only (tree-sitter, one parser per thread, all cores) and for the whole `check`
+//! (parse, lower, analyse every kernel, rules), and their ratio. Run:
+//! `cargo bench -p cudalint --bench throughput [-- KERNELS]`.
+
+use cudalint_rules::{Input, Settings};
+use rayon::prelude::*;
+use std::time::Instant;
+
+const PATTERNS: &[&str] = &[
+    // strided global
+    "__global__ void k{i}(const float* in, float* out, int n) {{\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t < n) out[t] = in[t * {s}] + in[t + {s}];\n}}\n",
+    // 2D tile through shared memory
+    "#define T{i} 32\n__global__ void k{i}(float* o, const float* a, int w, int h) {{\n  __shared__ float tile[T{i}][T{i} + {p}];\n  int x = blockIdx.x * T{i} + threadIdx.x, y = blockIdx.y * T{i} + threadIdx.y;\n  for (int j = 0; j < T{i}; j += 8) tile[threadIdx.y + j][threadIdx.x] = a[(y + j) * w + x];\n  __syncthreads();\n  x = blockIdx.y * T{i} + threadIdx.x; y = blockIdx.x * T{i} + threadIdx.y;\n  for (int j = 0; j < T{i}; j += 8) o[(y + j) * h + x] = tile[threadIdx.x][threadIdx.y + j];\n}}\n",
+    // naive matmul with a device helper
+    "__device__ int at{i}(int r, int c, int ld) {{ return r * ld + c; }}\n__global__ void k{i}(int M, int N, int K, const float* A, const float* B, float* C) {{\n  const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;\n  const unsigned y = blockIdx.y * blockDim.y + threadIdx.y;\n  if (x < M && y < N) {{ float acc = 0.0f;\n    for (int i = 0; i < K; ++i) acc += A[at{i}(x, i, K)] * B[at{i}(i, y, N)];\n    C[x * N + y] = acc; }}\n}}\n",
+    // grid-stride loop, vector loads, gather
+    "__global__ void k{i}(const float* __restrict__ in, const int* idx, float4* out, size_t n) {{\n  for (size_t t = blockIdx.x * blockDim.x + threadIdx.x; t < n; t += blockDim.x * gridDim.x) {{\n    float4 v = reinterpret_cast<const float4*>(in)[t];\n    v.x += in[idx[t]];\n    out[t] = v;\n  }}\n}}\n",
+    // reduction in shared memory
+    "__global__ void k{i}(const float* in, float* out) {{\n  extern __shared__ float sdata[];\n  unsigned tid = threadIdx.x;\n  sdata[tid] = in[blockIdx.x * blockDim.x + tid];\n  __syncthreads();\n  for (unsigned s = 1; s < blockDim.x; s *= 2) {{\n    if (tid % (2 * s) == 0) sdata[tid] += sdata[tid + s];\n    __syncthreads();\n  }}\n  if (tid == 0) out[blockIdx.x] = sdata[0];\n}}\n",
+];
+
+fn corpus(kernels: usize, per_file: usize) -> Vec<Input> {
+    let mut files = Vec::new();
+    let mut text = String::new();
+    for i in 0..kernels {
+        let p = PATTERNS[i % PATTERNS.len()];
+        text.push_str(
+            &p.replace("{i}", &i.to_string())
+                .replace("{s}", &(1 + i % 8).to_string())
+                .replace("{p}", &(i % 2).to_string())
+                .replace("{{", "{")
+                .replace("}}", "}"),
+        );
+        if (i + 1) % per_file == 0 || i + 1 == kernels {
+            text.push_str(&format!(
+                "int main() {{ dim3 b(32, 8), g(64, 64); k{i}<<<g, b>>>(0, 0, 0, 0); return 0; }}\n"
+            ));
+            files.push(Input {
+                path: format!("gen/{:05}.cu", files.len()),
+                text: std::mem::take(&mut text),
+            });
+        }
+    }
+    files
+}
+
+fn best_of<F: FnMut()>(runs: usize, mut f: F) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() {
+    let kernels: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(10_000);
+    let inputs = corpus(kernels, 50);
+    let bytes: usize = inputs.iter().map(|i| i.text.len()).sum();
+    let mb = bytes as f64 / 1e6;
+    let settings = Settings::default();
+    let threads = rayon::current_num_threads();
+    println!(
+        "corpus: {kernels} kernels in {} files, {mb:.1} MB; {threads} threads",
+        inputs.len()
+    );
+
+    let parse = best_of(3, || {
+        let trees: Vec<_> = inputs
+            .par_iter()
+            .map(|i| cudalint_syntax::parse_tree(&i.text))
+            .collect();
+        assert!(trees.iter().all(|t| t.is_some()));
+    });
+    let lower = best_of(3, || {
+        let parsed = cudalint_rules::check::parse_all(&inputs);
+        assert!(parsed.iter().all(|p| p.is_some()));
+    });
+    let mut findings = 0;
+    let mut accesses = 0;
+    let check = best_of(3, || {
+        let reports = cudalint_rules::check(&inputs, &settings);
+        findings = reports.iter().map(|r| r.diagnostics.len()).sum();
+        accesses = reports.iter().map(|r| r.accesses.len()).sum();
+    });
+    println!("parse only : {:>7.3} s  {:>6.1} MB/s", parse, mb / parse);
+    println!("parse+lower: {:>7.3} s  {:>6.1} MB/s", lower, mb / lower);
+    println!(
+        "check      : {:>7.3} s  {:>6.1} MB/s  ({accesses} accesses, {findings} findings)",
+        check,
+        mb / check
+    );
+    println!("check / parse-only = {:.2}x", check / parse);
+}
