@@ -137,8 +137,21 @@ fn active_lanes(ws: &WarpSample, mask: &Sym) -> [bool; WARP] {
     active
 }
 
-pub fn evaluate(a: &RawAccess, shape: &Shape, runtime: &[i64], loops: &[LoopInfo]) -> Cost {
-    evaluate_addr(a, &a.addr, shape, runtime, loops)
+pub fn evaluate(
+    a: &RawAccess,
+    shape: &Shape,
+    runtime: &[i64],
+    loops: &[LoopInfo],
+    masks: &mut MaskCache,
+) -> Cost {
+    evaluate_addr(a, &a.addr, shape, runtime, loops, masks)
+}
+
+/// Active lanes per (mask, sample): the accesses of one scope share their mask, so one
+/// kernel run evaluates each mask once per sample.
+#[derive(Default)]
+pub struct MaskCache {
+    map: std::collections::HashMap<(usize, i64, Option<(u32, i64)>), [bool; WARP]>,
 }
 
 /// One evaluated sample: the lanes' byte offsets, which lanes run, and the cost.
@@ -155,10 +168,20 @@ fn eval_sample(
     shape: &Shape,
     runtime: &[i64],
     sample: (i64, Option<(u32, i64)>),
+    masks: &mut MaskCache,
 ) -> Result<Option<SampleResult>, String> {
-    let iters: Vec<(u32, i64)> = sample.1.into_iter().collect();
-    let ws = WarpSample::new(shape.block, shape.grid, sample.0, runtime, &iters);
-    let active = active_lanes(&ws, &a.mask);
+    let ws = WarpSample::new(
+        shape.block,
+        shape.grid,
+        sample.0,
+        runtime,
+        sample.1.as_slice(),
+    );
+    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, sample.0, sample.1);
+    let active = *masks
+        .map
+        .entry(key)
+        .or_insert_with(|| active_lanes(&ws, &a.mask));
     let count = active.iter().filter(|x| **x).count();
     if count == 0 {
         return Ok(None);
@@ -194,6 +217,7 @@ pub fn evaluate_addr(
     shape: &Shape,
     runtime: &[i64],
     loops: &[LoopInfo],
+    masks: &mut MaskCache,
 ) -> Cost {
     if a.space == Space::Local {
         return Cost::not_evaluated(Class::Local);
@@ -205,7 +229,7 @@ pub fn evaluate_addr(
     let probes = probe_samples(&grid);
     let mut results: Vec<SampleResult> = Vec::with_capacity(grid.len());
     for &p in &probes {
-        match eval_sample(a, addr, shape, runtime, p) {
+        match eval_sample(a, addr, shape, runtime, p, masks) {
             Ok(Some(r)) => results.push(r),
             Ok(None) => {}
             Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
@@ -225,7 +249,7 @@ pub fn evaluate_addr(
         });
     if !shortcut {
         for &g in grid.iter().filter(|g| !probes.contains(g)) {
-            match eval_sample(a, addr, shape, runtime, g) {
+            match eval_sample(a, addr, shape, runtime, g, masks) {
                 Ok(Some(r)) => results.push(r),
                 Ok(None) => {}
                 Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
@@ -348,7 +372,9 @@ fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
 /// Sectors touched, and the ideal as ncu counts it: the sectors the active lanes' bytes would
 /// fill if packed, never more than the sectors touched (a broadcast is ideal at 1).
 fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
-    let mut secs: Vec<i64> = Vec::with_capacity(64);
+    // at most 9 sectors per lane are counted (accesses of up to 256 bytes): a stack buffer
+    let mut buf = [0i64; WARP * 9];
+    let mut n = 0;
     let mut count = 0i64;
     for l in 0..WARP {
         if !active[l] {
@@ -357,21 +383,25 @@ fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
         let a = addrs[l];
         let (first, last) = (a.div_euclid(32), (a + bytes - 1).div_euclid(32));
         for s in first..=last.min(first + 8) {
-            secs.push(s);
+            buf[n] = s;
+            n += 1;
         }
         count += 1;
     }
+    let secs = &mut buf[..n];
     secs.sort_unstable();
-    secs.dedup();
+    let distinct = 1 + secs.windows(2).filter(|w| w[0] != w[1]).count() as i64;
+    let distinct = if n == 0 { 0 } else { distinct };
     let packed = ((count * bytes + 31) / 32).max(1);
-    (secs.len() as f64, packed.min(secs.len() as i64) as f64)
+    (distinct as f64, packed.min(distinct) as f64)
 }
 
 /// Wavefronts: the largest number of distinct 4-byte words any one bank must serve, and at
 /// least one wavefront per 32 distinct words (an 8-byte access needs 2 even when conflict-free;
 /// an 8-byte broadcast needs 1, as measured). The ideal is the latter bound alone.
 fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
-    let mut words: Vec<(i64, i64)> = Vec::with_capacity(128);
+    let mut buf = [(0i64, 0i64); WARP * 9];
+    let mut n = 0;
     for l in 0..WARP {
         if !active[l] {
             continue;
@@ -379,18 +409,27 @@ fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
         let a = addrs[l];
         let (w0, w1) = (a.div_euclid(4), (a + bytes - 1).div_euclid(4));
         for w in w0..=w1.min(w0 + 8) {
-            words.push((w.rem_euclid(32), w));
+            buf[n] = (w.rem_euclid(32), w);
+            n += 1;
         }
     }
-    if words.is_empty() {
+    if n == 0 {
         return (0.0, 0.0);
     }
-    words.sort_unstable();
-    words.dedup();
+    let all = &mut buf[..n];
+    all.sort_unstable();
+    let mut len = 1;
+    for i in 1..n {
+        if all[i] != all[len - 1] {
+            all[len] = all[i];
+            len += 1;
+        }
+    }
+    let words = &all[..len];
     let mut worst = 0i64;
     let mut run = 0i64;
     let mut bank = -1i64;
-    for (b, _) in &words {
+    for (b, _) in words {
         if *b == bank {
             run += 1;
         } else {
@@ -399,7 +438,7 @@ fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
         }
         worst = worst.max(run);
     }
-    let ideal = (words.len() as i64 + 31) / 32;
+    let ideal = (len as i64 + 31) / 32;
     (worst.max(ideal) as f64, ideal.max(1) as f64)
 }
 

@@ -199,8 +199,9 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
         run.run_kernel(file, kernel, &bindings);
         let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
+        let mut masks = cost::MaskCache::default();
         for raw in &run.accesses {
-            let cost = cost::evaluate(raw, &shape, &runtime, &run.loops);
+            let cost = cost::evaluate(raw, &shape, &runtime, &run.loops, &mut masks);
             let mut names = Vec::new();
             raw.addr.visit_vars(&mut |v| {
                 if let sym::Var::Runtime(i) = v {
@@ -212,7 +213,7 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
                 }
             });
             let padding = if raw.space == Space::Shared && cost.ratio() > 1.0 {
-                prove_padding(raw, &run, &shape, &runtime)
+                prove_padding(raw, &run, &shape, &runtime, &mut masks)
             } else {
                 None
             };
@@ -266,6 +267,7 @@ fn prove_padding(
     run: &interp::KernelRun,
     shape: &Shape,
     runtime: &[i64],
+    masks: &mut cost::MaskCache,
 ) -> Option<Padding> {
     let si = raw.shared_index.as_ref()?;
     let decl = raw.decl?;
@@ -294,8 +296,8 @@ fn prove_padding(
         for a in &same {
             let s = a.shared_index.as_ref()?;
             let addr = padded_addr(s, &dims);
-            let before = cost::evaluate(a, shape, runtime, &run.loops);
-            let after = cost::evaluate_addr(a, &addr, shape, runtime, &run.loops);
+            let before = cost::evaluate(a, shape, runtime, &run.loops, masks);
+            let after = cost::evaluate_addr(a, &addr, shape, runtime, &run.loops, masks);
             let (Some(b), Some(w), Some(ideal)) =
                 (before.wavefronts, after.wavefronts, after.ideal_wavefronts)
             else {

@@ -13,6 +13,70 @@ pub(crate) struct Lowerer<'s> {
     current_fn: Option<usize>,
 }
 
+/// Field ids resolved once: `child_by_field_name` would compare the name against every field
+/// name of the grammar on each call.
+pub(crate) struct Fields {
+    pub alternative: std::num::NonZeroU16,
+    pub argument: std::num::NonZeroU16,
+    pub arguments: std::num::NonZeroU16,
+    pub body: std::num::NonZeroU16,
+    pub condition: std::num::NonZeroU16,
+    pub consequence: std::num::NonZeroU16,
+    pub declarator: std::num::NonZeroU16,
+    pub default_type: std::num::NonZeroU16,
+    pub default_value: std::num::NonZeroU16,
+    pub field: std::num::NonZeroU16,
+    pub function: std::num::NonZeroU16,
+    pub index: std::num::NonZeroU16,
+    pub indices: std::num::NonZeroU16,
+    pub initializer: std::num::NonZeroU16,
+    pub left: std::num::NonZeroU16,
+    pub name: std::num::NonZeroU16,
+    pub operator: std::num::NonZeroU16,
+    pub parameters: std::num::NonZeroU16,
+    pub right: std::num::NonZeroU16,
+    pub size: std::num::NonZeroU16,
+    pub r#type: std::num::NonZeroU16,
+    pub update: std::num::NonZeroU16,
+    pub value: std::num::NonZeroU16,
+}
+
+pub(crate) fn fid() -> &'static Fields {
+    static FIELDS: std::sync::OnceLock<Fields> = std::sync::OnceLock::new();
+    FIELDS.get_or_init(|| {
+        let lang = crate::language();
+        let id = |n: &str| {
+            lang.field_id_for_name(n)
+                .unwrap_or(std::num::NonZeroU16::MAX)
+        };
+        Fields {
+            alternative: id("alternative"),
+            argument: id("argument"),
+            arguments: id("arguments"),
+            body: id("body"),
+            condition: id("condition"),
+            consequence: id("consequence"),
+            declarator: id("declarator"),
+            default_type: id("default_type"),
+            default_value: id("default_value"),
+            field: id("field"),
+            function: id("function"),
+            index: id("index"),
+            indices: id("indices"),
+            initializer: id("initializer"),
+            left: id("left"),
+            name: id("name"),
+            operator: id("operator"),
+            parameters: id("parameters"),
+            right: id("right"),
+            size: id("size"),
+            r#type: id("type"),
+            update: id("update"),
+            value: id("value"),
+        }
+    })
+}
+
 fn span(n: Node) -> Span {
     Span::new(n.start_byte(), n.end_byte())
 }
@@ -75,15 +139,15 @@ impl<'s> Lowerer<'s> {
 
     fn template_decl(&mut self, n: Node) {
         let mut params = Vec::new();
-        if let Some(list) = n.child_by_field_name("parameters") {
+        if let Some(list) = n.child_by_field_id(fid().parameters.get()) {
             for p in named_children(list) {
                 let is_type = matches!(
                     p.kind(),
                     "type_parameter_declaration" | "optional_type_parameter_declaration"
                 );
                 let name_node = p
-                    .child_by_field_name("declarator")
-                    .or_else(|| p.child_by_field_name("name"))
+                    .child_by_field_id(fid().declarator.get())
+                    .or_else(|| p.child_by_field_id(fid().name.get()))
                     .or_else(|| {
                         named_children(p)
                             .into_iter()
@@ -92,10 +156,10 @@ impl<'s> Lowerer<'s> {
                     });
                 let Some(name_node) = name_node else { continue };
                 let default = p
-                    .child_by_field_name("default_value")
+                    .child_by_field_id(fid().default_value.get())
                     .map(|d| self.template_arg(d, 0))
                     .or_else(|| {
-                        p.child_by_field_name("default_type")
+                        p.child_by_field_id(fid().default_type.get())
                             .map(|d| TemplateArg::Type(self.type_of(d, None)))
                     });
                 params.push(TemplateParam {
@@ -116,16 +180,16 @@ impl<'s> Lowerer<'s> {
     }
 
     fn define(&mut self, n: Node) {
-        let Some(name) = n.child_by_field_name("name") else {
+        let Some(name) = n.child_by_field_id(fid().name.get()) else {
             return;
         };
-        let params = n.child_by_field_name("parameters").map(|p| {
+        let params = n.child_by_field_id(fid().parameters.get()).map(|p| {
             named_children(p)
                 .into_iter()
                 .map(|c| self.text(c).to_string())
                 .collect::<Vec<_>>()
         });
-        let body = n.child_by_field_name("value").and_then(|v| {
+        let body = n.child_by_field_id(fid().value.get()).and_then(|v| {
             let text = self.text(v);
             parse_expression_snippet(text, v.start_byte())
         });
@@ -138,19 +202,19 @@ impl<'s> Lowerer<'s> {
     }
 
     fn typedef(&mut self, n: Node) {
-        let ty_node = n.child_by_field_name("type");
+        let ty_node = n.child_by_field_id(fid().r#type.get());
         if let Some(t) = ty_node {
             if matches!(t.kind(), "struct_specifier" | "class_specifier")
-                && t.child_by_field_name("body").is_some()
+                && t.child_by_field_id(fid().body.get()).is_some()
             {
                 let alias = n
-                    .child_by_field_name("declarator")
+                    .child_by_field_id(fid().declarator.get())
                     .map(|d| self.text(d).to_string());
                 self.struct_def(t, alias);
             }
         }
         let mut c = n.walk();
-        for d in n.children_by_field_name("declarator", &mut c) {
+        for d in n.children_by_field_id(fid().declarator, &mut c) {
             let (name, ptr, _, _) = self.declarator_parts(d);
             if let (Some(name), Some(t)) = (name, ty_node) {
                 let mut ty = self.type_of(t, Some(n));
@@ -164,11 +228,11 @@ impl<'s> Lowerer<'s> {
     }
 
     fn struct_def(&mut self, n: Node, alias: Option<String>) {
-        let Some(body) = n.child_by_field_name("body") else {
+        let Some(body) = n.child_by_field_id(fid().body.get()) else {
             return;
         };
         let name = n
-            .child_by_field_name("name")
+            .child_by_field_id(fid().name.get())
             .map(|x| self.text(x).to_string())
             .or(alias.clone());
         let Some(name) = name else { return };
@@ -177,12 +241,12 @@ impl<'s> Lowerer<'s> {
             if f.kind() != "field_declaration" {
                 continue;
             }
-            let Some(t) = f.child_by_field_name("type") else {
+            let Some(t) = f.child_by_field_id(fid().r#type.get()) else {
                 continue;
             };
             let base = self.type_of(t, Some(f));
             let mut c = f.walk();
-            for d in f.children_by_field_name("declarator", &mut c) {
+            for d in f.children_by_field_id(fid().declarator, &mut c) {
                 let (name_node, ptr, dims, _) = self.declarator_parts(d);
                 let Some(name_node) = name_node else { continue };
                 let mut ty = base.clone();
@@ -214,7 +278,7 @@ impl<'s> Lowerer<'s> {
     fn type_of(&self, t: Node, decl: Option<Node>) -> TypeRef {
         let name = match t.kind() {
             "struct_specifier" | "class_specifier" | "enum_specifier" | "union_specifier" => t
-                .child_by_field_name("name")
+                .child_by_field_id(fid().name.get())
                 .map(|x| self.text(x))
                 .unwrap_or("<anonymous>")
                 .to_string(),
@@ -236,14 +300,14 @@ impl<'s> Lowerer<'s> {
         let mut pointer_depth = 0;
         if t.kind() == "type_descriptor" {
             let inner = t
-                .child_by_field_name("type")
+                .child_by_field_id(fid().r#type.get())
                 .map(|x| self.type_of(x, Some(t)));
-            let mut d = t.child_by_field_name("declarator");
+            let mut d = t.child_by_field_id(fid().declarator.get());
             while let Some(x) = d {
                 if x.kind() == "abstract_pointer_declarator" {
                     pointer_depth += 1;
                 }
-                d = x.child_by_field_name("declarator");
+                d = x.child_by_field_id(fid().declarator.get());
             }
             if let Some(mut inner) = inner {
                 inner.pointer_depth += pointer_depth;
@@ -278,18 +342,18 @@ impl<'s> Lowerer<'s> {
                     return (Some(n), ptr, dims, init)
                 }
                 "init_declarator" => {
-                    init = n.child_by_field_name("value");
-                    cur = n.child_by_field_name("declarator");
+                    init = n.child_by_field_id(fid().value.get());
+                    cur = n.child_by_field_id(fid().declarator.get());
                 }
                 "pointer_declarator" => {
                     ptr = ptr.saturating_add(1);
-                    cur = n.child_by_field_name("declarator");
+                    cur = n.child_by_field_id(fid().declarator.get());
                 }
                 "reference_declarator" => {
                     cur = named_children(n).into_iter().last();
                 }
                 "array_declarator" => {
-                    let size = n.child_by_field_name("size");
+                    let size = n.child_by_field_id(fid().size.get());
                     let dim = Dim {
                         size: size.map(|s| self.expr(s, 0)),
                         span: size
@@ -298,17 +362,17 @@ impl<'s> Lowerer<'s> {
                     };
                     // inner declarators are the outer dimensions: `a[R][C]` is array(array(a, R), C)
                     dims.insert(0, dim);
-                    cur = n.child_by_field_name("declarator");
+                    cur = n.child_by_field_id(fid().declarator.get());
                 }
                 "parenthesized_declarator" => cur = named_children(n).into_iter().next(),
-                _ => cur = n.child_by_field_name("declarator"),
+                _ => cur = n.child_by_field_id(fid().declarator.get()),
             }
         }
         (None, ptr, dims, init)
     }
 
     fn declaration(&mut self, n: Node, depth: usize) -> Vec<Decl> {
-        let Some(t) = n.child_by_field_name("type") else {
+        let Some(t) = n.child_by_field_id(fid().r#type.get()) else {
             return Vec::new();
         };
         let base = self.type_of(t, Some(n));
@@ -325,7 +389,7 @@ impl<'s> Lowerer<'s> {
         }
         let mut out = Vec::new();
         let mut c = n.walk();
-        let declarators: Vec<Node> = n.children_by_field_name("declarator", &mut c).collect();
+        let declarators: Vec<Node> = n.children_by_field_id(fid().declarator, &mut c).collect();
         for d in declarators {
             let (name_node, ptr, dims, init) = self.declarator_parts(d);
             let Some(name_node) = name_node else { continue };
@@ -358,12 +422,12 @@ impl<'s> Lowerer<'s> {
     fn vexing_ctor(&mut self, d: Node) -> Option<Expr> {
         let mut cur = d;
         while cur.kind() == "init_declarator" || cur.kind() == "pointer_declarator" {
-            cur = cur.child_by_field_name("declarator")?;
+            cur = cur.child_by_field_id(fid().declarator.get())?;
         }
         if cur.kind() != "function_declarator" {
             return None;
         }
-        let params = cur.child_by_field_name("parameters")?;
+        let params = cur.child_by_field_id(fid().parameters.get())?;
         let args = named_children(params)
             .into_iter()
             .map(|p| Expr {
@@ -414,32 +478,32 @@ impl<'s> Lowerer<'s> {
                 _ => FnKind::Host,
             };
         }
-        let Some(mut decl) = n.child_by_field_name("declarator") else {
+        let Some(mut decl) = n.child_by_field_id(fid().declarator.get()) else {
             return;
         };
         let mut guard = 0;
         while decl.kind() != "function_declarator" {
             guard += 1;
-            match decl.child_by_field_name("declarator") {
+            match decl.child_by_field_id(fid().declarator.get()) {
                 Some(d) if guard < 16 => decl = d,
                 _ => return,
             }
         }
-        let Some(name_node) = decl.child_by_field_name("declarator") else {
+        let Some(name_node) = decl.child_by_field_id(fid().declarator.get()) else {
             return;
         };
         let name = self.text(name_node).to_string();
         let mut params = Vec::new();
-        if let Some(plist) = decl.child_by_field_name("parameters") {
+        if let Some(plist) = decl.child_by_field_id(fid().parameters.get()) {
             for p in named_children(plist) {
                 if p.kind() != "parameter_declaration" {
                     continue;
                 }
-                let Some(t) = p.child_by_field_name("type") else {
+                let Some(t) = p.child_by_field_id(fid().r#type.get()) else {
                     continue;
                 };
                 let mut ty = self.type_of(t, Some(p));
-                let Some(d) = p.child_by_field_name("declarator") else {
+                let Some(d) = p.child_by_field_id(fid().declarator.get()) else {
                     continue;
                 };
                 let (pname, ptr, dims, _) = self.declarator_parts(d);
@@ -466,8 +530,15 @@ impl<'s> Lowerer<'s> {
             launch_bounds,
             parse_error,
         });
+        // Host code is read only for its launches: a host function without `<<<` is not lowered.
+        let needed = kind != FnKind::Host || self.text(n).contains("<<<");
         let outer = self.current_fn.replace(index);
-        let body = n.child_by_field_name("body").map(|b| self.block(b, 0));
+        let body = if needed {
+            n.child_by_field_id(fid().body.get())
+                .map(|b| self.block(b, 0))
+        } else {
+            None
+        };
         self.current_fn = outer;
         self.model.functions[index].body = body;
     }
@@ -510,19 +581,19 @@ impl<'s> Lowerer<'s> {
             "compound_statement" => out.push(Stmt::Block(self.block(n, depth))),
             "if_statement" => {
                 let cond = n
-                    .child_by_field_name("condition")
+                    .child_by_field_id(fid().condition.get())
                     .map(|c| {
                         let inner = c
-                            .child_by_field_name("value")
+                            .child_by_field_id(fid().value.get())
                             .or_else(|| named_children(c).into_iter().last());
                         inner
                             .map(|i| self.expr(i, depth))
                             .unwrap_or_else(|| Expr::unsupported("empty condition", span(c)))
                     })
                     .unwrap_or_else(|| Expr::unsupported("missing condition", span(n)));
-                let then = self.body_of(n.child_by_field_name("consequence"), depth);
+                let then = self.body_of(n.child_by_field_id(fid().consequence.get()), depth);
                 let els = n
-                    .child_by_field_name("alternative")
+                    .child_by_field_id(fid().alternative.get())
                     .map(|e| {
                         let inner = named_children(e).into_iter().next();
                         self.body_of(inner, depth)
@@ -532,7 +603,7 @@ impl<'s> Lowerer<'s> {
             }
             "for_statement" => {
                 let mut init = Vec::new();
-                if let Some(i) = n.child_by_field_name("initializer") {
+                if let Some(i) = n.child_by_field_id(fid().initializer.get()) {
                     if i.kind() == "declaration" {
                         init.extend(self.declaration(i, depth).into_iter().map(Stmt::Decl));
                     } else {
@@ -540,10 +611,12 @@ impl<'s> Lowerer<'s> {
                     }
                 }
                 let cond = n
-                    .child_by_field_name("condition")
+                    .child_by_field_id(fid().condition.get())
                     .map(|c| self.expr(c, depth));
-                let update = n.child_by_field_name("update").map(|c| self.expr(c, depth));
-                let body = self.body_of(n.child_by_field_name("body"), depth);
+                let update = n
+                    .child_by_field_id(fid().update.get())
+                    .map(|c| self.expr(c, depth));
+                let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
                 out.push(Stmt::For {
                     init,
                     cond,
@@ -554,7 +627,7 @@ impl<'s> Lowerer<'s> {
             }
             "while_statement" | "do_statement" => {
                 let cond = n
-                    .child_by_field_name("condition")
+                    .child_by_field_id(fid().condition.get())
                     .map(|c| {
                         let inner = if c.kind() == "parenthesized_expression"
                             || c.kind() == "condition_clause"
@@ -566,7 +639,7 @@ impl<'s> Lowerer<'s> {
                         self.expr(inner, depth)
                     })
                     .unwrap_or_else(|| Expr::unsupported("missing condition", span(n)));
-                let body = self.body_of(n.child_by_field_name("body"), depth);
+                let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
                 out.push(Stmt::While {
                     cond,
                     body,
@@ -574,7 +647,7 @@ impl<'s> Lowerer<'s> {
                 });
             }
             "for_range_loop" => {
-                let body = self.body_of(n.child_by_field_name("body"), depth);
+                let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
                 out.push(Stmt::Block(body));
             }
             "return_statement" => {
@@ -678,13 +751,13 @@ impl<'s> Lowerer<'s> {
                 };
             }
             "field_expression" => {
-                let base = self.boxed(n.child_by_field_name("argument"), n, depth);
+                let base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
                 let field = n
-                    .child_by_field_name("field")
+                    .child_by_field_id(fid().field.get())
                     .map(|f| self.text(f).to_string())
                     .unwrap_or_default();
                 let arrow = n
-                    .child_by_field_name("operator")
+                    .child_by_field_id(fid().operator.get())
                     .map(|o| self.text(o) == "->")
                     .unwrap_or_else(|| {
                         all_children(n)
@@ -694,10 +767,10 @@ impl<'s> Lowerer<'s> {
                 ExprKind::Field { base, field, arrow }
             }
             "subscript_expression" => {
-                let mut base = self.boxed(n.child_by_field_name("argument"), n, depth);
+                let mut base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
                 let indices = n
-                    .child_by_field_name("indices")
-                    .or_else(|| n.child_by_field_name("index"));
+                    .child_by_field_id(fid().indices.get())
+                    .or_else(|| n.child_by_field_id(fid().index.get()));
                 let idx: Vec<Node> = match indices {
                     Some(i) if i.kind() == "subscript_argument_list" => named_children(i),
                     Some(i) => vec![i],
@@ -723,19 +796,19 @@ impl<'s> Lowerer<'s> {
             }
             "binary_expression" => {
                 let op_text = n
-                    .child_by_field_name("operator")
+                    .child_by_field_id(fid().operator.get())
                     .map(|o| self.text(o))
                     .unwrap_or("");
                 let Some(op) = BinOp::from_token(op_text) else {
                     return Expr::unsupported(format!("operator `{op_text}`"), sp);
                 };
-                let lhs = self.boxed(n.child_by_field_name("left"), n, depth);
-                let rhs = self.boxed(n.child_by_field_name("right"), n, depth);
+                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
                 ExprKind::Binary { op, lhs, rhs }
             }
             "unary_expression" | "pointer_expression" => {
                 let op_text = n
-                    .child_by_field_name("operator")
+                    .child_by_field_id(fid().operator.get())
                     .map(|o| self.text(o))
                     .unwrap_or("");
                 let op = match op_text {
@@ -747,12 +820,12 @@ impl<'s> Lowerer<'s> {
                     "&" => UnOp::AddrOf,
                     other => return Expr::unsupported(format!("operator `{other}`"), sp),
                 };
-                let arg = self.boxed(n.child_by_field_name("argument"), n, depth);
+                let arg = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
                 ExprKind::Unary { op, arg }
             }
             "update_expression" => {
-                let arg_node = n.child_by_field_name("argument");
-                let op_node = n.child_by_field_name("operator");
+                let arg_node = n.child_by_field_id(fid().argument.get());
+                let op_node = n.child_by_field_id(fid().operator.get());
                 let prefix = match (op_node, arg_node) {
                     (Some(o), Some(a)) => o.start_byte() < a.start_byte(),
                     _ => true,
@@ -769,7 +842,7 @@ impl<'s> Lowerer<'s> {
             }
             "assignment_expression" => {
                 let op_text = n
-                    .child_by_field_name("operator")
+                    .child_by_field_id(fid().operator.get())
                     .map(|o| self.text(o))
                     .unwrap_or("=");
                 let op = if op_text == "=" {
@@ -780,34 +853,38 @@ impl<'s> Lowerer<'s> {
                         None => return Expr::unsupported(format!("operator `{op_text}`"), sp),
                     }
                 };
-                let lhs = self.boxed(n.child_by_field_name("left"), n, depth);
-                let rhs = self.boxed(n.child_by_field_name("right"), n, depth);
+                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
                 ExprKind::Assign { op, lhs, rhs }
             }
             "conditional_expression" => {
-                let cond = self.boxed(n.child_by_field_name("condition"), n, depth);
-                let then = self.boxed(n.child_by_field_name("consequence"), n, depth);
-                let els = self.boxed(n.child_by_field_name("alternative"), n, depth);
+                let cond = self.boxed(n.child_by_field_id(fid().condition.get()), n, depth);
+                let then = self.boxed(n.child_by_field_id(fid().consequence.get()), n, depth);
+                let els = self.boxed(n.child_by_field_id(fid().alternative.get()), n, depth);
                 ExprKind::Cond { cond, then, els }
             }
             "cast_expression" => {
                 let ty = n
-                    .child_by_field_name("type")
+                    .child_by_field_id(fid().r#type.get())
                     .map(|t| self.type_of(t, None))
                     .unwrap_or_else(|| TypeRef::named("?"));
-                let arg = self.boxed(n.child_by_field_name("value"), n, depth);
+                let arg = self.boxed(n.child_by_field_id(fid().value.get()), n, depth);
                 ExprKind::Cast { ty, arg }
             }
             "sizeof_expression" => {
-                if let Some(t) = n.child_by_field_name("type") {
+                if let Some(t) = n.child_by_field_id(fid().r#type.get()) {
                     ExprKind::SizeofType(self.type_of(t, None))
                 } else {
-                    ExprKind::SizeofExpr(self.boxed(n.child_by_field_name("value"), n, depth))
+                    ExprKind::SizeofExpr(self.boxed(
+                        n.child_by_field_id(fid().value.get()),
+                        n,
+                        depth,
+                    ))
                 }
             }
             "comma_expression" => {
-                let l = self.boxed(n.child_by_field_name("left"), n, depth);
-                let r = self.boxed(n.child_by_field_name("right"), n, depth);
+                let l = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let r = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
                 ExprKind::Comma(l, r)
             }
             "initializer_list" | "argument_list" => ExprKind::Init(
@@ -824,14 +901,14 @@ impl<'s> Lowerer<'s> {
 
     fn call(&mut self, n: Node, depth: usize) -> Expr {
         let sp = span(n);
-        let func = n.child_by_field_name("function");
+        let func = n.child_by_field_id(fid().function.get());
         let (callee, template_args) = match func {
             Some(f) if f.kind() == "template_function" => {
                 let name = f
-                    .child_by_field_name("name")
+                    .child_by_field_id(fid().name.get())
                     .map(|x| self.text(x).to_string())
                     .unwrap_or_default();
-                let targs = self.template_args(f.child_by_field_name("arguments"), depth);
+                let targs = self.template_args(f.child_by_field_id(fid().arguments.get()), depth);
                 (name, targs)
             }
             Some(f) => (
@@ -841,7 +918,7 @@ impl<'s> Lowerer<'s> {
             None => (String::new(), Vec::new()),
         };
         let args: Vec<Expr> = n
-            .child_by_field_name("arguments")
+            .child_by_field_id(fid().arguments.get())
             .map(|a| {
                 named_children(a)
                     .into_iter()
@@ -952,10 +1029,10 @@ fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr> {
     }
     // function_definition > compound_statement > expression_statement > cast_expression > value
     let f = root.named_child(0)?;
-    let body = f.child_by_field_name("body")?;
+    let body = f.child_by_field_id(fid().body.get())?;
     let stmt = body.named_child(0)?;
     let cast = stmt.named_child(0)?;
-    let value = cast.child_by_field_name("value")?;
+    let value = cast.child_by_field_id(fid().value.get())?;
     let inner = if value.kind() == "parenthesized_expression" {
         value.named_child(0)?
     } else {

@@ -45,14 +45,27 @@ fn corpus(kernels: usize, per_file: usize) -> Vec<Input> {
     files
 }
 
-fn best_of<F: FnMut()>(runs: usize, mut f: F) -> f64 {
-    (0..runs)
+/// CPU seconds (user + system) this process has used: steadier than wall time on a shared machine.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = fields.get(11).and_then(|x| x.parse().ok()).unwrap_or(0.0)
+        + fields.get(12).and_then(|x| x.parse().ok()).unwrap_or(0.0);
+    ticks / 100.0
+}
+
+/// Best wall time of `runs`, and the mean CPU time per run.
+fn best_of<F: FnMut()>(runs: usize, mut f: F) -> (f64, f64) {
+    let cpu0 = cpu_seconds();
+    let wall = (0..runs)
         .map(|_| {
             let t = Instant::now();
             f();
             t.elapsed().as_secs_f64()
         })
-        .fold(f64::INFINITY, f64::min)
+        .fold(f64::INFINITY, f64::min);
+    (wall, (cpu_seconds() - cpu0) / runs as f64)
 }
 
 fn main() {
@@ -88,12 +101,27 @@ fn main() {
         findings = reports.iter().map(|r| r.diagnostics.len()).sum();
         accesses = reports.iter().map(|r| r.accesses.len()).sum();
     });
-    println!("parse only : {:>7.3} s  {:>6.1} MB/s", parse, mb / parse);
-    println!("parse+lower: {:>7.3} s  {:>6.1} MB/s", lower, mb / lower);
     println!(
-        "check      : {:>7.3} s  {:>6.1} MB/s  ({accesses} accesses, {findings} findings)",
-        check,
-        mb / check
+        "parse only : {:>7.3} s wall {:>6.1} MB/s  {:>7.3} s CPU",
+        parse.0,
+        mb / parse.0,
+        parse.1
     );
-    println!("check / parse-only = {:.2}x", check / parse);
+    println!(
+        "parse+lower: {:>7.3} s wall {:>6.1} MB/s  {:>7.3} s CPU",
+        lower.0,
+        mb / lower.0,
+        lower.1
+    );
+    println!(
+        "check      : {:>7.3} s wall {:>6.1} MB/s  {:>7.3} s CPU  ({accesses} accesses, {findings} findings)",
+        check.0,
+        mb / check.0,
+        check.1
+    );
+    println!(
+        "check / parse-only = {:.2}x wall, {:.2}x CPU",
+        check.0 / parse.0,
+        check.1 / parse.1
+    );
 }
