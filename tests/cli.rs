@@ -202,6 +202,16 @@ fn json_findings_carry_the_numbers() {
         .as_str()
         .unwrap()
         .contains("32-way bank conflict"));
+    // the lane-dependent term of tile[threadIdx.x][threadIdx.y] is threadIdx.x: threadIdx.y is
+    // uniform within a warp of a 32x32 block
+    let label = conflict["labels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["message"].as_str().unwrap().contains("differs"))
+        .unwrap();
+    assert_eq!(label["at"]["line"], 73);
+    assert_eq!(label["at"]["column"], 32, "{label}");
     let fix = &conflict["fix"];
     assert_eq!(fix["applicability"], "machine-applicable");
     assert_eq!(fix["edits"][0]["replacement"], "TD + 1");

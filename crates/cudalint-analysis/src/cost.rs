@@ -149,9 +149,12 @@ pub fn evaluate(
 
 /// Active lanes per (mask, sample): the accesses of one scope share their mask, so one
 /// kernel run evaluates each mask once per sample.
+/// (warp, iteration of the innermost loop) at which an access is evaluated.
+type Sample = (i64, Option<(u32, i64)>);
+
 #[derive(Default)]
 pub struct MaskCache {
-    map: std::collections::HashMap<(usize, i64, Option<(u32, i64)>), [bool; WARP]>,
+    map: std::collections::HashMap<(usize, Sample), [bool; WARP]>,
 }
 
 /// One evaluated sample: the lanes' byte offsets, which lanes run, and the cost.
@@ -177,7 +180,7 @@ fn eval_sample(
         runtime,
         sample.1.as_slice(),
     );
-    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, sample.0, sample.1);
+    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, sample);
     let active = *masks
         .map
         .entry(key)

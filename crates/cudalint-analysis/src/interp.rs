@@ -123,7 +123,7 @@ enum Val {
     Int(Sym),
     Ptr(Ptr),
     Dim3([Sym; 3]),
-    StructVal { name: Rc<str>, ty: TypeRef },
+    Aggregate { name: Rc<str>, ty: TypeRef },
     Unknown(Rc<str>),
 }
 
@@ -133,7 +133,7 @@ impl Val {
             Val::Int(s) => s.clone(),
             Val::Ptr(_) => sym::unknown("pointer used as an integer"),
             Val::Dim3(_) => sym::unknown("dim3 used as an integer"),
-            Val::StructVal { name, .. } => {
+            Val::Aggregate { name, .. } => {
                 sym::unknown(format!("struct `{name}` used as an integer"))
             }
             Val::Unknown(r) => sym::unknown(r.clone()),
@@ -246,7 +246,7 @@ impl<'p> KernelRun<'p> {
                     path: None,
                 })
             } else if types::is_struct(&ty.name, self.files) && !is_vector_type(&ty.name) {
-                Val::StructVal {
+                Val::Aggregate {
                     name: p.name.as_str().into(),
                     ty,
                 }
@@ -892,7 +892,7 @@ impl<'p> KernelRun<'p> {
                 "z" => Val::Int(c[2].clone()),
                 _ => Val::Unknown(format!("dim3 member `{field}`").into()),
             },
-            Val::StructVal { name, ty } => {
+            Val::Aggregate { name, ty } => {
                 let full = format!("{name}.{field}");
                 match types::field(&ty.name, field, self.files) {
                     Some((_, _, fty)) if fty.pointer_depth > 0 => {
@@ -909,7 +909,7 @@ impl<'p> KernelRun<'p> {
                         })
                     }
                     Some((_, _, fty)) if types::is_struct(&fty.name, self.files) => {
-                        Val::StructVal {
+                        Val::Aggregate {
                             name: full.as_str().into(),
                             ty: fty,
                         }
@@ -1018,7 +1018,7 @@ impl<'p> KernelRun<'p> {
 
     fn record(&mut self, place: &Place, span: Span, op: AccessOp, idx_expr: Option<&Expr>) {
         let lane_term = idx_expr
-            .and_then(|e| self.lane_term(e, 0))
+            .and_then(|e| self.access_lane_term(e))
             .map(|s| self.loc(s));
         let shared_index = match (&place.ptr.path, place.ptr.space) {
             (Some((idx, dims)), Space::Shared) if idx.len() == dims.len() && !dims.is_empty() => {
@@ -1089,41 +1089,79 @@ impl<'p> KernelRun<'p> {
     }
 
     /// The first sub-expression of an index that makes it differ between lanes.
-    fn lane_term(&mut self, e: &Expr, depth: usize) -> Option<Span> {
+    /// The term of an access's indices that makes lanes differ, preferring one that follows
+    /// threadIdx.x or the lane id (threadIdx.y is uniform within a warp of a wide block).
+    fn access_lane_term(&mut self, access: &Expr) -> Option<Span> {
+        let mut indices = Vec::new();
+        let mut cur = access;
+        loop {
+            match &cur.kind {
+                ExprKind::Index { base, index } => {
+                    indices.push(&**index);
+                    cur = base;
+                }
+                ExprKind::Field { base, .. } => cur = base,
+                ExprKind::Unary {
+                    op: UnOp::Deref,
+                    arg,
+                } => {
+                    indices.push(&**arg);
+                    break;
+                }
+                _ => break,
+            }
+        }
+        indices.reverse();
+        for want_x in [true, false] {
+            for i in &indices {
+                if let Some(s) = self.lane_term(i, 0, want_x) {
+                    return Some(s);
+                }
+            }
+        }
+        None
+    }
+
+    fn lane_term(&mut self, e: &Expr, depth: usize, want_x: bool) -> Option<Span> {
         if depth > 64 {
             return None;
         }
-        match &e.kind {
-            ExprKind::Field { base, .. } => {
-                if let ExprKind::Ident(n) = &base.kind {
-                    if n == "threadIdx" {
-                        return Some(e.span);
-                    }
-                }
-                None
+        let varies = |s: &Sym| {
+            if !want_x {
+                return s.lane_varying;
             }
-            ExprKind::Ident(n) => match self.lookup_local(n) {
-                Some(Val::Int(s)) if s.lane_varying => Some(e.span),
+            let mut x = s.data;
+            s.visit_vars(&mut |v| x |= matches!(v, Var::Tid(0) | Var::LaneId));
+            x
+        };
+        match &e.kind {
+            ExprKind::Field { base, field, .. } => match &base.kind {
+                ExprKind::Ident(n) if n == "threadIdx" => {
+                    (!want_x || field == "x").then_some(e.span)
+                }
                 _ => None,
             },
-            ExprKind::Index { .. } => {
+            ExprKind::Ident(n) => match self.lookup_local(n) {
+                Some(Val::Int(s)) if varies(s) => Some(e.span),
+                _ => None,
+            },
+            ExprKind::Index { .. } | ExprKind::Call { .. } => {
                 let v = self.pure_rvalue(e);
                 match v {
-                    Val::Int(s) if s.lane_varying => Some(e.span),
+                    Val::Int(s) if varies(&s) => Some(e.span),
                     _ => None,
                 }
             }
             ExprKind::Binary { lhs, rhs, .. } => self
-                .lane_term(lhs, depth + 1)
-                .or_else(|| self.lane_term(rhs, depth + 1)),
+                .lane_term(lhs, depth + 1, want_x)
+                .or_else(|| self.lane_term(rhs, depth + 1, want_x)),
             ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => {
-                self.lane_term(arg, depth + 1)
+                self.lane_term(arg, depth + 1, want_x)
             }
             ExprKind::Cond { cond, then, els } => self
-                .lane_term(then, depth + 1)
-                .or_else(|| self.lane_term(els, depth + 1))
-                .or_else(|| self.lane_term(cond, depth + 1)),
-            ExprKind::Call { args, .. } => args.iter().find_map(|a| self.lane_term(a, depth + 1)),
+                .lane_term(then, depth + 1, want_x)
+                .or_else(|| self.lane_term(els, depth + 1, want_x))
+                .or_else(|| self.lane_term(cond, depth + 1, want_x)),
             _ => None,
         }
     }
@@ -1399,14 +1437,14 @@ fn strip_addr(e: &Expr) -> &Expr {
     }
 }
 
+/// The access expression whose indices hold the lane-dependent term.
 fn index_of(e: &Expr) -> Option<&Expr> {
     match &e.kind {
-        ExprKind::Index { index, .. } => Some(index),
-        ExprKind::Field { base, .. } => index_of(base),
-        ExprKind::Unary {
-            op: UnOp::Deref,
-            arg,
-        } => Some(arg),
+        ExprKind::Index { .. }
+        | ExprKind::Field { .. }
+        | ExprKind::Unary {
+            op: UnOp::Deref, ..
+        } => Some(e),
         _ => None,
     }
 }
