@@ -155,12 +155,20 @@ enum Binding {
     Val(Val),
 }
 
+/// A template argument, evaluated where it was written (the caller's frame): a value for a
+/// non-type parameter, a type for a type parameter.
+#[derive(Clone, Debug)]
+enum TArg {
+    Type(TypeRef),
+    Val(Val),
+}
+
 struct Frame {
     /// Index into `scopes` where this function's locals start.
     scope_base: usize,
     file: usize,
     ret: Option<Val>,
-    template: Vec<(String, TemplateArg)>,
+    template: Vec<(String, TArg)>,
 }
 
 pub struct KernelRun<'p> {
@@ -176,6 +184,7 @@ pub struct KernelRun<'p> {
     loop_stack: Vec<u32>,
     site_override: Option<Loc>,
     macro_depth: usize,
+    eval_depth: usize,
     steps: usize,
 }
 
@@ -205,25 +214,28 @@ impl<'p> KernelRun<'p> {
             loop_stack: Vec::new(),
             site_override: None,
             macro_depth: 0,
+            eval_depth: 0,
             steps: 0,
         }
     }
 
     pub fn run_kernel(&mut self, file: usize, f: &Function, bind: &Bindings) {
-        let template: Vec<(String, TemplateArg)> = f
-            .template_params
-            .iter()
-            .enumerate()
-            .filter_map(|(i, tp)| {
-                let arg = bind
-                    .template_args
-                    .get(i)
-                    .cloned()
-                    .flatten()
-                    .or_else(|| tp.default.clone())?;
-                Some((tp.name.clone(), arg))
-            })
-            .collect();
+        // launch-site arguments are constants or types: evaluate them before the kernel's
+        // frame exists, so a name in them cannot refer back to the parameter itself
+        let mut template = Vec::new();
+        for (i, tp) in f.template_params.iter().enumerate() {
+            let Some(arg) = bind
+                .template_args
+                .get(i)
+                .cloned()
+                .flatten()
+                .or_else(|| tp.default.clone())
+            else {
+                continue;
+            };
+            let v = self.template_arg(&arg, tp.is_type);
+            template.push((tp.name.clone(), v));
+        }
         self.frames.push(Frame {
             scope_base: self.scopes.len(),
             file,
@@ -233,7 +245,11 @@ impl<'p> KernelRun<'p> {
         self.scopes.push(Vec::new());
         for (i, p) in f.params.iter().enumerate() {
             let ty = self.resolve_type(&p.ty);
-            let v = if ty.pointer_depth > 0 {
+            let null_at_launch =
+                ty.pointer_depth > 0 && bind.params.get(i).copied().flatten() == Some(0);
+            let v = if null_at_launch {
+                Val::Int(sym::konst(0))
+            } else if ty.pointer_depth > 0 {
                 let mut elem = ty.clone();
                 elem.pointer_depth -= 1;
                 Val::Ptr(Ptr {
@@ -333,8 +349,7 @@ impl<'p> KernelRun<'p> {
 
     fn resolve_type(&self, ty: &TypeRef) -> TypeRef {
         if let Some(fr) = self.frames.last() {
-            if let Some((_, TemplateArg::Type(t))) = fr.template.iter().find(|(n, _)| *n == ty.name)
-            {
+            if let Some((_, TArg::Type(t))) = fr.template.iter().find(|(n, _)| *n == ty.name) {
                 let mut out = t.clone();
                 out.pointer_depth += ty.pointer_depth;
                 out.is_const |= ty.is_const;
@@ -386,6 +401,12 @@ impl<'p> KernelRun<'p> {
             Stmt::Block(b) => self.stmts(b),
             Stmt::If { cond, then, els } => {
                 let c = self.rvalue(cond).sym();
+                // a condition known at analysis time (a launch literal, NULL, a template
+                // argument) leaves the other branch dead: its accesses never execute
+                if let Some(v) = c.as_const() {
+                    self.stmts(if v != 0 { then } else { els });
+                    return;
+                }
                 let saved = self.mask.clone();
                 let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
                 if maskable {
@@ -637,17 +658,17 @@ impl<'p> KernelRun<'p> {
         }
         if let Some(fr) = self.frames.last() {
             if let Some((_, arg)) = fr.template.iter().find(|(n, _)| n == name) {
-                return match arg.clone() {
-                    TemplateArg::Expr(e) => self.rvalue(&e),
-                    TemplateArg::Type(t) => {
-                        // `k<64>` arrives as a type descriptor when the grammar cannot tell
-                        self.lookup(&t.name, span)
+                return match arg {
+                    TArg::Val(v) => v.clone(),
+                    TArg::Type(t) => {
+                        Val::Unknown(format!("type `{}` used as a value", t.name).into())
                     }
                 };
             }
         }
         match name {
             "warpSize" => return Val::Int(sym::konst(32)),
+            "NULL" => return Val::Int(sym::konst(0)),
             "threadIdx" => {
                 return Val::Dim3([
                     sym::var(Var::Tid(0)),
@@ -720,6 +741,27 @@ impl<'p> KernelRun<'p> {
     }
 
     fn rvalue(&mut self, e: &Expr) -> Val {
+        // substitution (macros, helpers, template arguments) can nest deeper than the syntax
+        if self.eval_depth > 400 {
+            return Val::Unknown("expression nested too deeply to evaluate".into());
+        }
+        self.eval_depth += 1;
+        let v = self.rvalue_inner(e);
+        self.eval_depth -= 1;
+        v
+    }
+
+    /// A template argument as written at a call or launch, evaluated in the current frame.
+    fn template_arg(&mut self, a: &TemplateArg, is_type: bool) -> TArg {
+        match a {
+            TemplateArg::Type(t) if is_type => TArg::Type(self.resolve_type(t)),
+            // `k<BLOCK>`: the grammar cannot tell a name from a type
+            TemplateArg::Type(t) => TArg::Val(self.lookup(&t.name, Span::default())),
+            TemplateArg::Expr(e) => TArg::Val(self.pure_rvalue(e)),
+        }
+    }
+
+    fn rvalue_inner(&mut self, e: &Expr) -> Val {
         match &e.kind {
             ExprKind::Int(v) => Val::Int(sym::konst(*v)),
             ExprKind::Bool(b) => Val::Int(sym::konst(*b as i64)),
@@ -934,7 +976,11 @@ impl<'p> KernelRun<'p> {
             ExprKind::Index { base, index } => {
                 let b = self.rvalue(base);
                 let i = self.rvalue(index).sym();
-                let Val::Ptr(p) = b else { return None };
+                let p = match b {
+                    Val::Ptr(p) => p,
+                    Val::Unknown(reason) if opaque_pointer(&reason) => unknown_pointer(&reason),
+                    _ => return None,
+                };
                 Some(self.index_ptr(p, i))
             }
             ExprKind::Unary {
@@ -1167,6 +1213,26 @@ impl<'p> KernelRun<'p> {
     }
 
     fn store(&mut self, lhs: &Expr, v: Val) {
+        // `block.x = 256;` on a dim3 local
+        if let ExprKind::Field {
+            base,
+            field,
+            arrow: false,
+        } = &lhs.kind
+        {
+            if let ExprKind::Ident(name) = &base.kind {
+                if let Some(Val::Dim3(mut c)) = self.lookup_local(name).cloned() {
+                    let k = match field.as_str() {
+                        "x" => 0,
+                        "y" => 1,
+                        _ => 2,
+                    };
+                    c[k] = v.sym();
+                    self.assign_local(name, Val::Dim3(c));
+                    return;
+                }
+            }
+        }
         match &lhs.kind {
             ExprKind::Ident(name) => {
                 if !self.assign_local(name, v) {
@@ -1301,6 +1367,12 @@ impl<'p> KernelRun<'p> {
                 return Val::Unknown("void".into());
             }
             "__lane_id" | "laneid" => return Val::Int(sym::var(Var::LaneId)),
+            "__builtin_assume_aligned" if !args.is_empty() => {
+                for a in &args[1..] {
+                    self.rvalue(a);
+                }
+                return self.rvalue(&args[0]);
+            }
             _ => {}
         }
         let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
@@ -1339,17 +1411,19 @@ impl<'p> KernelRun<'p> {
             return v;
         }
         // __device__ function defined in the project
-        if let Some((fi, f)) = self.project.device_function(name, args.len(), file) {
+        let candidates = self.project.device_functions(name, args.len(), file);
+        if let Some((fi, f)) = pick_overload(&candidates, &argv) {
             if self.frames.len() > MAX_CALL_DEPTH {
                 return Val::Unknown(
                     format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
                 );
             }
+            // evaluated here, in the caller's frame: `g<N>` inside `k<N>` means the caller's N
             let template = f
                 .template_params
                 .iter()
                 .zip(targs.iter())
-                .map(|(p, a)| (p.name.clone(), a.clone()))
+                .map(|(p, a)| (p.name.clone(), self.template_arg(a, p.is_type)))
                 .collect();
             self.frames.push(Frame {
                 scope_base: self.scopes.len(),
@@ -1394,6 +1468,54 @@ impl<'p> KernelRun<'p> {
             }
         }
         Val::Unknown(format!("result of `{name}`").into())
+    }
+}
+
+/// The overload whose pointer parameters best match the arguments' element types (template
+/// type parameters match anything); the nearest definition on a tie.
+fn pick_overload<'a>(
+    candidates: &[(usize, &'a Function)],
+    args: &[Val],
+) -> Option<(usize, &'a Function)> {
+    let score = |f: &Function| -> i32 {
+        let mut s = 0;
+        for (p, a) in f.params.iter().zip(args) {
+            let generic = f.template_params.iter().any(|t| t.name == p.ty.name);
+            match (p.ty.pointer_depth > 0, a) {
+                (true, Val::Ptr(ptr)) if generic || ptr.elem.name == p.ty.name => s += 2,
+                (true, Val::Ptr(_)) => s -= 3,
+                (true, Val::Int(_)) | (false, Val::Ptr(_)) => s -= 3,
+                _ => {}
+            }
+        }
+        s
+    };
+    let mut best: Option<((usize, &'a Function), i32)> = None;
+    for &c in candidates {
+        let sc = score(c.1);
+        if best.as_ref().is_none_or(|(_, b)| sc > *b) {
+            best = Some((c, sc));
+        }
+    }
+    best.map(|(c, _)| c)
+}
+
+/// Unknown values that are most likely pointers into memory: a name the analysed files do not
+/// define (a global array of a header cudalint was not given) or the result of a call it
+/// cannot see into. Indexing one is an access of unknown cost, not a silent nothing.
+fn opaque_pointer(reason: &str) -> bool {
+    reason.starts_with("result of") || reason.ends_with("is not defined in the analysed files")
+}
+
+fn unknown_pointer(reason: &str) -> Ptr {
+    Ptr {
+        space: Space::Unknown,
+        base: "?".into(),
+        offset: sym::unknown(format!("the array or pointer is unknown: {reason}")),
+        elem: TypeRef::named("?"),
+        dims: Rc::from(Vec::new()),
+        decl: None,
+        path: None,
     }
 }
 
@@ -1612,12 +1734,19 @@ impl<'p> KernelRun<'p> {
             .host_fn
             .and_then(|i| self.files[file].functions.get(i))
         {
-            let mut decls = Vec::new();
-            if let Some(body) = &host.body {
-                collect_decls_before(body, launch.span.start, &mut decls);
+            // the host function's parameters shadow file-scope names of the same spelling
+            for p in &host.params {
+                self.declare(
+                    &p.name,
+                    Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into()),
+                );
             }
-            for d in decls {
-                self.decl(d);
+            let mut stmts = Vec::new();
+            if let Some(body) = &host.body {
+                collect_decls_before(body, launch.span.start, &mut stmts);
+            }
+            for s in stmts {
+                self.stmt(s);
             }
         }
         let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
@@ -1649,13 +1778,11 @@ impl<'p> KernelRun<'p> {
             bindings.template_args.push(arg);
         }
         for (i, p) in kernel.params.iter().enumerate() {
-            let v = if p.ty.pointer_depth == 0 {
-                launch
-                    .args
-                    .get(i)
-                    .and_then(|e| self.pure_rvalue(e).sym().as_const())
-            } else {
-                None
+            let v = match launch.args.get(i).map(|e| self.pure_rvalue(e)) {
+                Some(Val::Int(s)) if p.ty.pointer_depth == 0 => s.as_const(),
+                // a null pointer passed for a pointer parameter
+                Some(Val::Int(s)) if s.as_const() == Some(0) => Some(0),
+                _ => None,
             };
             bindings.params.push(v);
         }
@@ -1676,10 +1803,14 @@ fn int_expr(v: i64, span: Span) -> Expr {
     }
 }
 
-fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Decl>) {
+/// Declarations and expression statements (`block.x = 256;`) that precede a launch, in order.
+fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stmt>) {
     for s in body {
         match s {
-            Stmt::Decl(d) if d.span.end <= before => out.push(d),
+            Stmt::Decl(d) if d.span.end <= before => out.push(s),
+            Stmt::Expr(e) if e.span.end <= before && matches!(e.kind, ExprKind::Assign { .. }) => {
+                out.push(s)
+            }
             Stmt::Block(b) => collect_decls_before(b, before, out),
             Stmt::For {
                 init, body, span, ..
@@ -1687,7 +1818,7 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Dec
                 for i in init {
                     if let Stmt::Decl(d) = i {
                         if d.span.end <= before {
-                            out.push(d);
+                            out.push(i);
                         }
                     }
                 }

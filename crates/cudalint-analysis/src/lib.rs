@@ -42,6 +42,8 @@ pub enum ShapeSource {
     /// From a launch site `k<<<grid, block>>>` at this location.
     Launch(Loc),
     LaunchBounds(i64),
+    /// Launches exist, but none has a block shape known statically (the first is named).
+    Unresolved(Loc),
     Default,
 }
 
@@ -137,13 +139,17 @@ pub fn configurations(
             }
         }
     }
+    let mut unresolved = None;
     {
         for (fi, l) in project.launches_of(&kernel.name) {
             let mut run = interp::KernelRun::new(project, options);
             let v = run.eval_launch(fi, l, kernel);
             let block = match v.block {
                 Some(b) if b.iter().all(|x| *x > 0) && b.iter().product::<i64>() <= 4096 => b,
-                _ => continue,
+                _ => {
+                    unresolved.get_or_insert((fi, l.span));
+                    continue;
+                }
             };
             let grid = v.grid.filter(|g| g.iter().all(|x| *x > 0)).unwrap_or([
                 options.runtime_default,
@@ -166,6 +172,9 @@ pub fn configurations(
         }
     }
     if out.is_empty() {
+        if let (Some(loc), ShapeSource::Default) = (unresolved, &fallback_source) {
+            fallback_source = ShapeSource::Unresolved(loc);
+        }
         out.push((
             Shape {
                 block: fallback_block,
@@ -200,7 +209,17 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
         let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
         let mut masks = cost::MaskCache::default();
-        for raw in &run.accesses {
+        let merged = vector_merges(&run, &shape, &runtime);
+        for (ri, raw) in run.accesses.iter().enumerate() {
+            // a field access nvcc widens into one vector access of the element is priced as that
+            let widened;
+            let raw = match merged.get(&ri) {
+                Some(w) => {
+                    widened = w.clone();
+                    &widened
+                }
+                None => raw,
+            };
             let cost = cost::evaluate(raw, &shape, &runtime, &run.loops, &mut masks);
             let mut names = Vec::new();
             raw.addr.visit_vars(&mut |v| {
@@ -257,6 +276,74 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
         accesses: best,
         skipped: Vec::new(),
     }
+}
+
+/// Field accesses that nvcc turns into one vector access of the whole element, as measured:
+/// loads widen as soon as the same lanes load two or more fields of one 2-, 4-, 8- or 16-byte
+/// element (`LDG.E.64` for a float2's .x and .y); stores only when every byte of the element
+/// is written (otherwise `st.v2.u8` + `st.u8`). Returns, per access index, the access
+/// re-expressed as the element-wide one.
+fn vector_merges(
+    run: &interp::KernelRun,
+    shape: &Shape,
+    runtime: &[i64],
+) -> HashMap<usize, interp::RawAccess> {
+    let element = |a: &interp::RawAccess| -> Option<(i64, sym::Sym, lanes::Lanes)> {
+        let f = a.field.as_ref()?;
+        if !matches!(f.struct_size, 2 | 4 | 8 | 16) || a.bytes >= f.struct_size || a.addr.data {
+            return None;
+        }
+        let addr = sym::add(a.addr.clone(), sym::konst(-f.offset));
+        let lanes = lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &[])
+            .eval(&addr)
+            .ok()?;
+        Some((f.struct_size, addr, lanes))
+    };
+    let candidates: Vec<(usize, i64, sym::Sym, lanes::Lanes)> = run
+        .accesses
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| element(a).map(|(size, addr, lanes)| (i, size, addr, lanes)))
+        .collect();
+    let mut out = HashMap::new();
+    for (i, size, addr, lanes) in &candidates {
+        let a = &run.accesses[*i];
+        let mut spans: Vec<(i64, i64)> = candidates
+            .iter()
+            .filter(|(j, s, _, l)| {
+                let b = &run.accesses[*j];
+                s == size
+                    && l == lanes
+                    && b.op == a.op
+                    && b.base == a.base
+                    && b.decl == a.decl
+                    && b.loops == a.loops
+            })
+            .filter_map(|(j, ..)| {
+                let b = &run.accesses[*j];
+                b.field.as_ref().map(|f| (f.offset, f.offset + b.bytes))
+            })
+            .collect();
+        spans.sort_unstable();
+        spans.dedup();
+        let widened = if a.op == AccessOp::Load {
+            spans.len() >= 2
+        } else {
+            let mut end = 0;
+            spans.iter().all(|&(s, e)| {
+                let ok = s <= end;
+                end = end.max(e);
+                ok
+            }) && end >= *size
+        };
+        if widened {
+            let mut w = a.clone();
+            w.addr = addr.clone();
+            w.bytes = *size;
+            out.insert(*i, w);
+        }
+    }
+    out
 }
 
 /// Tries padding the innermost dimension of the shared array by 1..=4 elements and keeps the

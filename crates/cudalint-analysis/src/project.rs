@@ -6,6 +6,9 @@ use std::collections::HashMap;
 
 pub struct Project<'p> {
     pub files: &'p [&'p FileModel],
+    /// Per file, the files whose definitions it sees: itself, then what it includes
+    /// (transitively), in include order.
+    visible: Vec<Vec<usize>>,
     functions: HashMap<&'p str, Vec<(usize, usize)>>,
     defines: HashMap<&'p str, Vec<(usize, usize)>>,
     globals: HashMap<&'p str, Vec<(usize, usize)>>,
@@ -17,24 +20,96 @@ fn short(name: &str) -> &str {
 }
 
 /// Entries of `file` first (the last definition wins there, as the preprocessor's would),
-/// then other files in order.
+/// then those of the files it includes, in include order. Files the current one does not
+/// include are never consulted: a `BLOCK_SIZE` of an unrelated program must not leak in.
 fn pick<T>(
     list: Option<&Vec<(usize, usize)>>,
-    file: usize,
+    visible: &[usize],
     get: impl Fn(usize, usize) -> Option<T>,
     ok: impl Fn(&T) -> bool,
 ) -> Option<(usize, T)> {
     let list = list?;
-    let same = list.iter().rev().filter(|(f, _)| *f == file);
-    let others = list.iter().filter(|(f, _)| *f != file);
-    same.chain(others)
-        .find_map(|&(f, i)| get(f, i).filter(|t| ok(t)).map(|t| (f, t)))
+    for &vf in visible {
+        let found = list
+            .iter()
+            .rev()
+            .filter(|(f, _)| *f == vf)
+            .find_map(|&(f, i)| get(f, i).filter(|t| ok(t)).map(|t| (f, t)));
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// Whether `include` (as written in a file in `dir`) names `path`.
+fn names(dir: &str, include: &str, path: &str) -> bool {
+    let joined = if dir.is_empty() {
+        include.to_string()
+    } else {
+        format!("{dir}/{include}")
+    };
+    normalize(&joined) == normalize(path)
+        || path.ends_with(&format!("/{}", include.trim_start_matches("./")))
+}
+
+fn normalize(p: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in p.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|l| *l != "..") {
+                    parts.pop();
+                } else {
+                    parts.push("..");
+                }
+            }
+            c => parts.push(c),
+        }
+    }
+    parts.join("/")
 }
 
 impl<'p> Project<'p> {
-    pub fn new(files: &'p [&'p FileModel]) -> Self {
+    /// `paths` are the files' paths, as given, parallel to `files` (used to resolve includes).
+    pub fn new(files: &'p [&'p FileModel], paths: &[&str]) -> Self {
+        let dirs: Vec<&str> = paths
+            .iter()
+            .map(|p| p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""))
+            .collect();
+        let direct: Vec<Vec<usize>> = files
+            .iter()
+            .enumerate()
+            .map(|(fi, f)| {
+                f.includes
+                    .iter()
+                    .filter_map(|inc| {
+                        (0..files.len()).find(|&o| {
+                            o != fi && paths.get(o).is_some_and(|p| names(dirs[fi], inc, p))
+                        })
+                    })
+                    .collect()
+            })
+            .collect();
+        let visible = (0..files.len())
+            .map(|fi| {
+                let mut seen = vec![fi];
+                let mut i = 0;
+                while i < seen.len() && seen.len() < 4096 {
+                    for &d in &direct[seen[i]] {
+                        if !seen.contains(&d) {
+                            seen.push(d);
+                        }
+                    }
+                    i += 1;
+                }
+                seen
+            })
+            .collect();
         let mut p = Project {
             files,
+            visible,
             functions: HashMap::new(),
             defines: HashMap::new(),
             globals: HashMap::new(),
@@ -64,7 +139,7 @@ impl<'p> Project<'p> {
         let files = self.files;
         pick(
             self.defines.get(name),
-            file,
+            &self.visible[file],
             |f, i| files[f].defines.get(i),
             |d| d.params.is_none(),
         )
@@ -79,7 +154,7 @@ impl<'p> Project<'p> {
         let files = self.files;
         pick(
             self.defines.get(name),
-            file,
+            &self.visible[file],
             |f, i| files[f].defines.get(i),
             |d| d.params.as_ref().is_some_and(|p| p.len() == arity),
         )
@@ -89,30 +164,37 @@ impl<'p> Project<'p> {
         let files = self.files;
         pick(
             self.globals.get(name),
-            file,
+            &self.visible[file],
             |f, i| files[f].globals.get(i),
             |_| true,
         )
     }
 
-    /// A `__device__` function with a body taking `arity` arguments.
-    pub fn device_function(
+    /// The `__device__` functions with a body taking `arity` arguments that `file` sees
+    /// (overloads included), nearest first.
+    pub fn device_functions(
         &self,
         name: &str,
         arity: usize,
         file: usize,
-    ) -> Option<(usize, &'p Function)> {
-        let files = self.files;
-        pick(
-            self.functions.get(short(name)),
-            file,
-            |f, i| files[f].functions.get(i),
-            |x| {
-                matches!(x.kind, FnKind::Device | FnKind::HostDevice)
-                    && x.params.len() == arity
-                    && x.body.is_some()
-            },
-        )
+    ) -> Vec<(usize, &'p Function)> {
+        let Some(list) = self.functions.get(short(name)) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for &vf in &self.visible[file] {
+            for &(f, i) in list.iter().filter(|(f, _)| *f == vf) {
+                if let Some(x) = self.files[f].functions.get(i) {
+                    if matches!(x.kind, FnKind::Device | FnKind::HostDevice)
+                        && x.params.len() == arity
+                        && x.body.is_some()
+                    {
+                        out.push((f, x));
+                    }
+                }
+            }
+        }
+        out
     }
 
     pub fn launches_of(&self, kernel: &str) -> impl Iterator<Item = (usize, &'p Launch)> + '_ {

@@ -12,6 +12,18 @@ use serde::Serialize;
 pub struct Input {
     pub path: String,
     pub text: String,
+    /// Read only for what it defines (a header a checked file includes): not reported on.
+    pub context: bool,
+}
+
+impl Input {
+    pub fn new(path: impl Into<String>, text: impl Into<String>) -> Input {
+        Input {
+            path: path.into(),
+            text: text.into(),
+            context: false,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -105,8 +117,17 @@ pub fn parse_all(inputs: &[Input]) -> Vec<Option<ParsedFile>> {
 }
 
 pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
-    let parsed = parse_all(inputs);
-    check_parsed(inputs, &parsed, settings)
+    // Analysis recursion is bounded, but deep generated code still wants more than rayon's
+    // default 2 MiB stacks: run on a pool with larger ones.
+    let pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build();
+    let run = || {
+        let parsed = parse_all(inputs);
+        check_parsed(inputs, &parsed, settings)
+    };
+    match pool {
+        Ok(pool) => pool.install(run),
+        Err(_) => run(),
+    }
 }
 
 pub fn check_parsed(
@@ -125,7 +146,7 @@ pub fn check_parsed(
         lines: inputs.par_iter().map(|i| LineIndex::new(&i.text)).collect(),
     };
     let jobs = analysis::kernels(&models);
-    let project = analysis::Project::new(&models);
+    let project = analysis::Project::new(&models, &ctx.paths);
     let results: Vec<analysis::Analysis> = jobs
         .par_iter()
         .map(|&(f, k)| analysis::analyze_kernel(&project, f, k, &settings.analysis))
@@ -145,15 +166,19 @@ pub fn check_parsed(
     for &(f, _) in &jobs {
         reports[f].kernels += 1;
     }
+    let reported = |f: usize| !inputs[f].context;
     for result in &results {
         for s in &result.skipped {
-            if settings.show_unanalysed {
+            if settings.show_unanalysed && reported(s.loc.0) {
                 reports[s.loc.0]
                     .diagnostics
                     .push(rules::not_analysed::check_kernel(s, &ctx));
             }
         }
         for a in &result.accesses {
+            if !reported(a.loc.0) {
+                continue;
+            }
             if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
                 let enabled = crate::codes::rule(d.code).is_some_and(|r| r.default_enabled)
                     || settings.show_unanalysed;
@@ -185,6 +210,12 @@ pub fn check_parsed(
             }
         }
     }
+    let mut reports: Vec<FileReport> = reports
+        .into_iter()
+        .zip(inputs)
+        .filter(|(_, i)| !i.context)
+        .map(|(r, _)| r)
+        .collect();
     for r in &mut reports {
         r.diagnostics
             .sort_by(|a, b| (a.at.bytes.start, a.code).cmp(&(b.at.bytes.start, b.code)));

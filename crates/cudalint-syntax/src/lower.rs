@@ -16,6 +16,7 @@ pub(crate) struct Lowerer<'s> {
 /// Field ids resolved once: `child_by_field_name` would compare the name against every field
 /// name of the grammar on each call.
 pub(crate) struct Fields {
+    pub path: std::num::NonZeroU16,
     pub alternative: std::num::NonZeroU16,
     pub argument: std::num::NonZeroU16,
     pub arguments: std::num::NonZeroU16,
@@ -50,6 +51,7 @@ pub(crate) fn fid() -> &'static Fields {
                 .unwrap_or(std::num::NonZeroU16::MAX)
         };
         Fields {
+            path: id("path"),
             alternative: id("alternative"),
             argument: id("argument"),
             arguments: id("arguments"),
@@ -116,6 +118,14 @@ impl<'s> Lowerer<'s> {
                 "struct_specifier" | "class_specifier" => self.struct_def(child, None),
                 "type_definition" => self.typedef(child),
                 "preproc_def" | "preproc_function_def" => self.define(child),
+                "preproc_include" => {
+                    if let Some(path) = child.child_by_field_id(fid().path.get()) {
+                        let t = self.text(path);
+                        if path.kind() == "string_literal" {
+                            self.model.includes.push(t.trim_matches('"').to_string());
+                        }
+                    }
+                }
                 "ERROR" => {
                     self.model.stray_errors.push(span(child));
                     self.top_level(child, depth + 1);

@@ -316,4 +316,6 @@ pub struct FileModel {
     pub launches: Vec<Launch>,
     /// Parse-error regions outside any function definition.
     pub stray_errors: Vec<Span>,
+    /// `#include "path"` targets as written (angle-bracket includes are system headers).
+    pub includes: Vec<String>,
 }

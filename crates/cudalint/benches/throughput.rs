@@ -36,10 +36,10 @@ fn corpus(kernels: usize, per_file: usize) -> Vec<Input> {
             text.push_str(&format!(
                 "int main() {{ dim3 b(32, 8), g(64, 64); k{i}<<<g, b>>>(0, 0, 0, 0); return 0; }}\n"
             ));
-            files.push(Input {
-                path: format!("gen/{:05}.cu", files.len()),
-                text: std::mem::take(&mut text),
-            });
+            files.push(Input::new(
+                format!("gen/{:05}.cu", files.len()),
+                std::mem::take(&mut text),
+            ));
         }
     }
     files

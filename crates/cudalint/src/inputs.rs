@@ -61,7 +61,58 @@ pub fn collect(paths: &[String]) -> Collected {
             Err(e) => errors.push(e),
         }
     }
+    add_included(&mut inputs);
     Collected { inputs, errors }
+}
+
+/// Headers that checked files include with `#include "..."` (relative to the including file)
+/// are read too, as context: their macros, constants and helpers are what the kernels see.
+/// An include that cannot be found or read is skipped silently: it may live on an include
+/// path cudalint is not told about.
+fn add_included(inputs: &mut Vec<Input>) {
+    const MAX_CONTEXT_FILES: usize = 2000;
+    let mut known: std::collections::HashSet<std::path::PathBuf> = inputs
+        .iter()
+        .filter_map(|i| std::fs::canonicalize(&i.path).ok())
+        .collect();
+    let mut i = 0;
+    let mut added = 0;
+    while i < inputs.len() && added < MAX_CONTEXT_FILES {
+        let dir = Path::new(&inputs[i].path)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let includes: Vec<String> = inputs[i]
+            .text
+            .lines()
+            .filter_map(|l| {
+                let rest = l
+                    .trim_start()
+                    .strip_prefix('#')?
+                    .trim_start()
+                    .strip_prefix("include")?
+                    .trim_start();
+                let rest = rest.strip_prefix('"')?;
+                Some(rest[..rest.find('"')?].to_string())
+            })
+            .collect();
+        for inc in includes {
+            let candidate = dir.join(&inc);
+            let Ok(canon) = std::fs::canonicalize(&candidate) else {
+                continue;
+            };
+            if !canon.is_file() || !known.insert(canon) {
+                continue;
+            }
+            let path = candidate.to_string_lossy().into_owned();
+            if let Ok(mut input) = read(&path) {
+                input.context = true;
+                inputs.push(input);
+                added += 1;
+            }
+        }
+        i += 1;
+    }
 }
 
 fn io_message(e: &std::io::Error) -> String {
@@ -89,8 +140,5 @@ pub fn read(path: &str) -> Result<Input, String> {
         let at = e.utf8_error().valid_up_to();
         format!("{path}: not valid UTF-8 (invalid byte at offset {at}); skipped")
     })?;
-    Ok(Input {
-        path: path.to_string(),
-        text,
-    })
+    Ok(Input::new(path, text))
 }

@@ -54,6 +54,13 @@ pub(crate) fn shape_text(a: &Access, ctx: &Ctx) -> String {
             format!("block {b} from the launch at {}:{}", p.file, p.line)
         }
         ShapeSource::LaunchBounds(n) => format!("block {b} from __launch_bounds__({n})"),
+        ShapeSource::Unresolved(loc) => {
+            let p = ctx.pos(*loc);
+            format!(
+                "block {b} assumed: the launch at {}:{} has a block shape known only at run time (set it with --block)",
+                p.file, p.line
+            )
+        }
         ShapeSource::Default => format!(
             "block {b} assumed: no launch of `{}` in the analysed files",
             a.kernel
