@@ -27,6 +27,26 @@ enum Format {
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
+enum Color {
+    /// When standard output is a terminal and NO_COLOR is not set.
+    Auto,
+    Always,
+    Never,
+}
+
+impl Color {
+    fn choice(self) -> ColorChoice {
+        use std::io::IsTerminal;
+        match self {
+            Color::Always => ColorChoice::Always,
+            Color::Never => ColorChoice::Never,
+            Color::Auto if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() => ColorChoice::Auto,
+            Color::Auto => ColorChoice::Never,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq)]
 enum FailOn {
     Error,
     Warning,
@@ -62,6 +82,8 @@ enum Command {
         /// Also report what could not be analysed (CL1xx).
         #[arg(long)]
         show_unanalysed: bool,
+        #[arg(long, value_enum, default_value = "auto")]
+        color: Color,
         #[command(flatten)]
         analysis: AnalysisArgs,
     },
@@ -119,6 +141,7 @@ fn main() -> ExitCode {
             format,
             fail_on,
             show_unanalysed,
+            color,
             analysis,
         } => {
             let settings = match settings(&analysis, show_unanalysed) {
@@ -141,7 +164,7 @@ fn main() -> ExitCode {
             }
             match format {
                 Format::Text => {
-                    let mut out = StandardStream::stdout(ColorChoice::Auto);
+                    let mut out = StandardStream::stdout(color.choice());
                     let _ = render::text(&reports, &collected.inputs, &mut out);
                     let _ = writeln!(out, "{}", render::summary(&reports));
                 }
