@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Turn ncu's per-source-line CSV (ncu -i rep --page source --csv --print-source cuda,sass)
+into fixtures/measured/<fixture>.json: per (function, line, space, op) the distinct sectors per
+request and ideal (global) and the n-way figure (shared), as ../shared/groundtruth does.
+
+usage: csv2json.py FIXTURE.cu LINES.csv GPU.txt > fixtures/measured/NAME.json
+"""
+import csv
+import hashlib
+import json
+import sys
+from collections import OrderedDict
+
+
+def op_name(op):
+    op = op.lower()
+    if op.startswith("load") or op == "read":
+        return "load"
+    if op.startswith("store") or op == "write":
+        return "store"
+    return "atomic"
+
+
+def records(csv_path, fixture_name):
+    recs = OrderedDict()
+    fn = header = line = None
+    path = ""
+    seen = set()
+    with open(csv_path, newline="") as f:
+        for row in csv.reader(f):
+            if not row:
+                continue
+            if row[0] == "File Path":
+                path = row[1]
+                continue
+            if row[0] == "Function Name":
+                name = row[1].replace("void ", "", 1).strip()
+                fn = name[: min([i for i in (name.find("("), name.find("<")) if i >= 0] or [len(name)])]
+                header = None
+                continue
+            if row[0] == "Line No":
+                header = row
+                continue
+            if header is None:
+                continue
+            r = dict(zip(header, row))
+            if row[0].strip().isdigit():
+                line = int(row[0])
+                continue
+            space = r.get("Address Space", "")
+            if space not in ("Global", "Shared") or line is None or not path.endswith(fixture_name):
+                continue
+            executed = float(r.get("Instructions Executed") or 0)
+            if executed == 0:
+                continue
+            # each kernel's block can appear twice in the export: count an instruction once
+            ident = (fn, line, r.get("Address", ""), r.get("Source", ""))
+            if ident in seen:
+                continue
+            seen.add(ident)
+            key = (fn, line, space.lower(), op_name(r.get("Access Operation", "")))
+            rec = recs.setdefault(key, {"file": fixture_name, "function": fn, "line": line, "space": key[2],
+                                        "op": key[3], "bits": int(float(r.get("Access Size") or 0)),
+                                        "sectors_per_request": [], "ideal_sectors_per_request": [], "nway": [], "sass": []})
+            if space == "Global":
+                s = round(float(r["L2 Theoretical Sectors Global"] or 0) / executed, 2)
+                i = round(float(r["L2 Theoretical Sectors Global Ideal"] or 0) / executed, 2)
+                for k, v in (("sectors_per_request", s), ("ideal_sectors_per_request", i)):
+                    if v not in rec[k]:
+                        rec[k].append(v)
+            else:
+                n = round(float(r["L1 Conflicts Shared N-Way"] or 0), 2)
+                if n not in rec["nway"]:
+                    rec["nway"].append(n)
+            sass = r.get("Source", "").strip().split(" ")[0]
+            if sass and sass not in rec["sass"]:
+                rec["sass"].append(sass)
+    for rec in recs.values():
+        for k in ("sectors_per_request", "ideal_sectors_per_request", "nway"):
+            rec[k].sort()
+    return list(recs.values())
+
+
+def main():
+    fixture, csv_path, gpu_path = sys.argv[1:4]
+    name = fixture.rsplit("/", 1)[-1]
+    gpu = [l.strip() for l in open(gpu_path) if l.strip()]
+    with open(fixture, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    out = {
+        "fixture": fixture,
+        "source_sha256": digest,
+        "gpu": gpu[0] if gpu else "",
+        "toolchain": gpu[1:],
+        "records": records(csv_path, name),
+    }
+    json.dump(out, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
