@@ -143,7 +143,10 @@ fn bad_input_gets_one_line_each_and_the_run_goes_on() {
 fn text_output_to_a_file_has_no_colour_codes() {
     let r = common::run(&["check", "fixtures/examples"]);
     assert!(r.stdout.contains("warning[CL201]"), "{}", r.stdout);
-    assert!(!r.stdout.contains('\x1b'), "escape codes in redirected output");
+    assert!(
+        !r.stdout.contains('\x1b'),
+        "escape codes in redirected output"
+    );
     let forced = common::run(&["check", "--color", "always", "fixtures/examples"]);
     assert!(forced.stdout.contains('\x1b'));
 }
@@ -163,9 +166,17 @@ fn a_launch_with_a_runtime_block_is_named_and_headers_lend_their_names() {
     // STRIDE comes from the included header: 8 floats apart is 32 bytes, one sector per lane
     assert_eq!(d["figures"]["sectors_per_request"], 32.0);
     let notes = d["notes"].to_string();
-    assert!(notes.contains("the launch at") && notes.contains("known only at run time"), "{notes}");
+    assert!(
+        notes.contains("the launch at") && notes.contains("known only at run time"),
+        "{notes}"
+    );
     // the header is context: nothing is reported in it, and it is not counted as checked
-    let files: Vec<&str> = out["diagnostics"].as_array().unwrap().iter().filter_map(|d| d["at"]["file"].as_str()).collect();
+    let files: Vec<&str> = out["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["at"]["file"].as_str())
+        .collect();
     assert!(files.iter().all(|f| f.ends_with("k.cu")), "{files:?}");
     let text = common::run(&["check", &s(&dir.join("k.cu"))]);
     assert!(text.stdout.contains("in 1 file;"), "{}", text.stdout);

@@ -40,7 +40,11 @@ impl Color {
         match self {
             Color::Always => ColorChoice::Always,
             Color::Never => ColorChoice::Never,
-            Color::Auto if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() => ColorChoice::Auto,
+            Color::Auto
+                if std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none() =>
+            {
+                ColorChoice::Auto
+            }
             Color::Auto => ColorChoice::Never,
         }
     }

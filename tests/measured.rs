@@ -1,0 +1,174 @@
+//! The hardware is the judge, for every fixture: `cudalint audit` of each fixture must give,
+//! for every (line, space, op) that Nsight Compute measured (fixtures/measured/<name>.json,
+//! made by tools/measure/), the same sectors per request and ideal (global) and the same
+//! wavefronts per request (shared). A fixture changed since its measurement fails until it is
+//! measured again. Where the compiler does what the model does not (vectorising an unrolled
+//! loop, filing an inlined access under the call line), the fixture says so next to the line:
+//! `//~ ncu-differs: reason`; those records are counted and printed, not compared.
+
+mod common;
+
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+
+fn key(x: f64) -> i64 {
+    (x * 100.0).round() as i64
+}
+
+fn set(v: &serde_json::Value) -> BTreeSet<i64> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_f64()).map(key).collect())
+        .unwrap_or_default()
+}
+
+fn show(s: &BTreeSet<i64>) -> String {
+    let v: Vec<String> = s
+        .iter()
+        .map(|x| {
+            if x % 100 == 0 {
+                format!("{}", x / 100)
+            } else {
+                format!("{:.2}", *x as f64 / 100.0)
+            }
+        })
+        .collect();
+    format!("{{{}}}", v.join(","))
+}
+
+/// Lines carrying `//~ ncu-differs: reason` (or `//~^ ncu-differs` for the line above).
+fn exceptions(text: &str) -> BTreeMap<u64, String> {
+    let mut out = BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        for part in line.split("//~").skip(1) {
+            let carets = part.chars().take_while(|c| *c == '^').count();
+            if let Some(reason) = part[carets..].trim_start().strip_prefix("ncu-differs:") {
+                out.insert((i + 1 - carets) as u64, reason.trim().to_string());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn audit_agrees_with_ncu_on_every_measured_fixture() {
+    let root = common::root();
+    let mut measured: Vec<_> = std::fs::read_dir(root.join("fixtures/measured"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "json")
+                && p.file_stem().is_some_and(|s| s != "probe")
+        })
+        .collect();
+    measured.sort();
+    assert!(
+        measured.len() >= 10,
+        "expected measurements of the fixtures, found {}",
+        measured.len()
+    );
+    let (mut total, mut agree, mut excused) = (0, 0, 0);
+    let mut table = Vec::new();
+    let mut stale = Vec::new();
+    for m in &measured {
+        let data: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(m).unwrap()).unwrap();
+        let fixture = data["fixture"].as_str().unwrap();
+        let source = std::fs::read(root.join(fixture))
+            .unwrap_or_else(|_| panic!("{} names a missing fixture {fixture}", m.display()));
+        let digest: String = Sha256::digest(&source)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        if data["source_sha256"].as_str() != Some(digest.as_str()) {
+            stale.push(format!(
+                "{fixture} changed since {} was measured: re-measure (tools/measure/)",
+                m.display()
+            ));
+            continue;
+        }
+        let excepted = exceptions(&String::from_utf8_lossy(&source));
+        let audit = common::json(&["audit", "--format", "json", fixture]);
+        let accesses = audit["accesses"].as_array().unwrap();
+        for r in data["records"].as_array().unwrap() {
+            let line = r["line"].as_u64().unwrap();
+            let (space, op) = (r["space"].as_str().unwrap(), r["op"].as_str().unwrap());
+            total += 1;
+            if let Some(reason) = excepted.get(&line) {
+                excused += 1;
+                table.push(format!(
+                    "{fixture}:{line} {space} {op}: excepted ({reason})"
+                ));
+                continue;
+            }
+            let mine: Vec<&serde_json::Value> = accesses
+                .iter()
+                .filter(|a| {
+                    a["line"].as_u64() == Some(line) && a["space"] == space && a["op"] == op
+                })
+                .collect();
+            let ok = if space == "global" {
+                let p: BTreeSet<i64> = mine
+                    .iter()
+                    .filter_map(|a| a["sectors_per_request"].as_f64())
+                    .map(key)
+                    .collect();
+                let pi: BTreeSet<i64> = mine
+                    .iter()
+                    .filter_map(|a| a["ideal_sectors_per_request"].as_f64())
+                    .map(key)
+                    .collect();
+                let ok = p == set(&r["sectors_per_request"])
+                    && pi == set(&r["ideal_sectors_per_request"]);
+                if !ok {
+                    table.push(format!(
+                        "{fixture}:{line} {space} {op}: predicted {}/{} measured {}/{}",
+                        show(&p),
+                        show(&pi),
+                        show(&set(&r["sectors_per_request"])),
+                        show(&set(&r["ideal_sectors_per_request"]))
+                    ));
+                }
+                ok
+            } else {
+                let p: BTreeSet<i64> = mine
+                    .iter()
+                    .filter_map(|a| a["wavefronts_per_request"].as_f64())
+                    .map(key)
+                    .collect();
+                let ok = p == set(&r["nway"]);
+                if !ok {
+                    table.push(format!(
+                        "{fixture}:{line} {space} {op}: predicted {} measured {}",
+                        show(&p),
+                        show(&set(&r["nway"]))
+                    ));
+                }
+                ok
+            };
+            agree += ok as usize;
+        }
+    }
+    println!("{}", table.join("\n"));
+    println!(
+        "agreement with the hardware: {agree}/{} measured records of {} fixtures agree ({excused} excepted by the fixtures, with reasons)",
+        total - excused,
+        measured.len()
+    );
+    assert!(stale.is_empty(), "{}", stale.join("\n"));
+    assert_eq!(
+        agree,
+        total - excused,
+        "predictions disagree with ncu:\n{}",
+        table.join("\n")
+    );
+}
+
+#[test]
+fn exceptions_are_read_from_the_fixture() {
+    let e = exceptions(
+        "a;\nb; //~ CL201 //~ ncu-differs: vectorised by nvcc\nc;\n//~^ ncu-differs: inlined\n",
+    );
+    assert_eq!(e.get(&2).map(String::as_str), Some("vectorised by nvcc"));
+    assert_eq!(e.get(&3).map(String::as_str), Some("inlined"));
+}
