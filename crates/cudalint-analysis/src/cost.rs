@@ -134,6 +134,16 @@ fn active_lanes(ws: &WarpSample, mask: &Sym) -> [bool; WARP] {
             active[l] &= m[l] != 0;
         }
     }
+    // A condition that switches every lane off only through assumed runtime values
+    // (`threadIdx.x < end - start` with both read from memory) says nothing about the real
+    // run: treat it as unknown, all lanes of the block running.
+    if active.iter().all(|a| !a) && ws.active.iter().any(|a| *a) {
+        let mut assumed = false;
+        mask.visit_vars(&mut |v| assumed |= matches!(v, crate::sym::Var::Runtime(_)));
+        if assumed {
+            return ws.active;
+        }
+    }
     active
 }
 

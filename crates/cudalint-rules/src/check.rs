@@ -253,3 +253,38 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
         text: ctx.text(a.loc),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn codes(src: &str) -> Vec<&'static str> {
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        reports[0].diagnostics.iter().map(|d| d.code).collect()
+    }
+
+    #[test]
+    fn a_mask_false_only_through_assumed_values_does_not_hide_the_access() {
+        // mergeSort's `threadIdx.x < lenSrcA` with lenSrcA = end - start, both read from memory:
+        // the assumed values make the difference 0, which says nothing about the real run
+        let src = "__global__ void k(const unsigned* lim, float* o, const float* in) {\n\
+                   __shared__ unsigned len;\n\
+                   if (threadIdx.x == 0) len = lim[blockIdx.x + 1] - lim[blockIdx.x];\n\
+                   __syncthreads();\n\
+                   if (threadIdx.x < len) o[threadIdx.x * 2] = in[threadIdx.x];\n}\n";
+        assert_eq!(codes(src), vec!["CL201"]);
+    }
+
+    #[test]
+    fn a_mask_false_for_real_still_switches_lanes_off() {
+        // warp 0 of a 64-thread block never runs the access: only warp 1 is priced
+        let src = "__global__ void k(float* o) { if (threadIdx.x >= 32) o[(threadIdx.x - 32) * 2] = 0; }\n\
+                   void go(float* o) { k<<<1, 64>>>(o); }\n";
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        let a = &reports[0].accesses[0];
+        assert_eq!(
+            (a.sectors_per_request, a.ideal_sectors_per_request),
+            (Some(8.0), Some(4.0))
+        );
+    }
+}
