@@ -88,6 +88,10 @@ fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     n.named_children(&mut c).collect()
 }
 
+fn last_named(n: Node) -> Option<Node> {
+    n.named_child(n.named_child_count().checked_sub(1)?)
+}
+
 fn all_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     let mut c = n.walk();
     n.children(&mut c).collect()
@@ -360,7 +364,7 @@ impl<'s> Lowerer<'s> {
                     cur = n.child_by_field_id(fid().declarator.get());
                 }
                 "reference_declarator" => {
-                    cur = named_children(n).into_iter().last();
+                    cur = last_named(n);
                 }
                 "array_declarator" => {
                     let size = n.child_by_field_id(fid().size.get());
@@ -374,7 +378,7 @@ impl<'s> Lowerer<'s> {
                     dims.insert(0, dim);
                     cur = n.child_by_field_id(fid().declarator.get());
                 }
-                "parenthesized_declarator" => cur = named_children(n).into_iter().next(),
+                "parenthesized_declarator" => cur = n.named_child(0),
                 _ => cur = n.child_by_field_id(fid().declarator.get()),
             }
         }
@@ -468,10 +472,7 @@ impl<'s> Lowerer<'s> {
                 "__device__" => device = true,
                 "__host__" => host = true,
                 "launch_bounds" => {
-                    launch_bounds = named_children(c)
-                        .into_iter()
-                        .next()
-                        .map(|e| self.expr(e, 0));
+                    launch_bounds = c.named_child(0).map(|e| self.expr(e, 0));
                 }
                 _ => match self.text(c) {
                     "__global__" => kind = FnKind::Global,
@@ -584,7 +585,7 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "expression_statement" => {
-                if let Some(e) = named_children(n).into_iter().next() {
+                if let Some(e) = n.named_child(0) {
                     out.push(Stmt::Expr(self.expr(e, depth)));
                 }
             }
@@ -595,7 +596,7 @@ impl<'s> Lowerer<'s> {
                     .map(|c| {
                         let inner = c
                             .child_by_field_id(fid().value.get())
-                            .or_else(|| named_children(c).into_iter().last());
+                            .or_else(|| last_named(c));
                         inner
                             .map(|i| self.expr(i, depth))
                             .unwrap_or_else(|| Expr::unsupported("empty condition", span(c)))
@@ -605,7 +606,7 @@ impl<'s> Lowerer<'s> {
                 let els = n
                     .child_by_field_id(fid().alternative.get())
                     .map(|e| {
-                        let inner = named_children(e).into_iter().next();
+                        let inner = e.named_child(0);
                         self.body_of(inner, depth)
                     })
                     .unwrap_or_default();
@@ -642,7 +643,7 @@ impl<'s> Lowerer<'s> {
                         let inner = if c.kind() == "parenthesized_expression"
                             || c.kind() == "condition_clause"
                         {
-                            named_children(c).into_iter().last().unwrap_or(c)
+                            last_named(c).unwrap_or(c)
                         } else {
                             c
                         };
@@ -661,10 +662,7 @@ impl<'s> Lowerer<'s> {
                 out.push(Stmt::Block(body));
             }
             "return_statement" => {
-                let e = named_children(n)
-                    .into_iter()
-                    .next()
-                    .map(|e| self.expr(e, depth));
+                let e = n.named_child(0).map(|e| self.expr(e, depth));
                 out.push(Stmt::Return(e, span(n)));
             }
             "break_statement" => out.push(Stmt::Break),
@@ -751,7 +749,7 @@ impl<'s> Lowerer<'s> {
                 ExprKind::Ident(self.text(n).split_whitespace().collect::<String>())
             }
             "parenthesized_expression" => {
-                return match named_children(n).into_iter().next() {
+                return match n.named_child(0) {
                     Some(inner) => {
                         let mut e = self.expr(inner, depth + 1);
                         e.span = sp;
@@ -936,10 +934,15 @@ impl<'s> Lowerer<'s> {
                     .collect()
             })
             .unwrap_or_default();
-        if let Some(launch) = named_children(n)
-            .into_iter()
-            .find(|c| c.kind() == "kernel_call_syntax")
-        {
+        // only a launch has more than the function and argument children
+        let launch = if n.named_child_count() > 2 {
+            named_children(n)
+                .into_iter()
+                .find(|c| c.kind() == "kernel_call_syntax")
+        } else {
+            None
+        };
+        if let Some(launch) = launch {
             let config = named_children(launch)
                 .into_iter()
                 .map(|c| self.expr(c, depth + 1))

@@ -1,7 +1,8 @@
 //! Lints a generated corpus (thousands of kernels over many files) and prints MB/s for
 //! parse-only (tree-sitter, one parser per thread, all cores) and for the whole `check`
 //! (parse, lower, analyse every kernel, rules), and their ratio. Run:
-//! `cargo bench -p cudalint --bench throughput [-- KERNELS]`.
+//! `cargo bench -p cudalint --bench throughput [-- KERNELS | FOLDER]`: a number sets the size of
+//! the generated corpus; a folder benchmarks the .cu/.cuh files under it (a real corpus).
 
 use cudalint_rules::{Input, Settings};
 use rayon::prelude::*;
@@ -56,6 +57,28 @@ fn cpu_seconds() -> f64 {
 }
 
 /// Best wall time of `runs`, and the mean CPU time per run.
+fn read_folder(dir: &str) -> Vec<Input> {
+    let mut out = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from(dir)];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "cu" || x == "cuh") {
+                if let Ok(text) = std::fs::read_to_string(&p) {
+                    out.push(Input::new(p.to_string_lossy(), text));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
 fn best_of<F: FnMut()>(runs: usize, mut f: F) -> (f64, f64) {
     let cpu0 = cpu_seconds();
     let wall = (0..runs)
@@ -69,19 +92,30 @@ fn best_of<F: FnMut()>(runs: usize, mut f: F) -> (f64, f64) {
 }
 
 fn main() {
-    let kernels: usize = std::env::args()
+    let args: Vec<String> = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(10_000);
-    let inputs = corpus(kernels, 50);
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    let folder = args.iter().find(|a| std::path::Path::new(a).is_dir());
+    let kernels: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(10_000);
+    let inputs = match folder {
+        Some(dir) => read_folder(dir),
+        None => corpus(kernels, 50),
+    };
     let bytes: usize = inputs.iter().map(|i| i.text.len()).sum();
     let mb = bytes as f64 / 1e6;
     let settings = Settings::default();
     let threads = rayon::current_num_threads();
-    println!(
-        "corpus: {kernels} kernels in {} files, {mb:.1} MB; {threads} threads",
-        inputs.len()
-    );
+    match folder {
+        Some(dir) => println!(
+            "corpus: {dir}: {} files, {mb:.1} MB; {threads} threads",
+            inputs.len()
+        ),
+        None => println!(
+            "corpus: {kernels} kernels in {} files, {mb:.1} MB; {threads} threads",
+            inputs.len()
+        ),
+    }
 
     let parse = best_of(3, || {
         let trees: Vec<_> = inputs
