@@ -45,3 +45,29 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(&r.stdout)
         .unwrap_or_else(|e| panic!("{args:?} gave no JSON ({e}):\n{}\n{}", r.stdout, r.stderr))
 }
+
+/// A figure as an integer key (hundredths), so that 4.75 and 4.750001 compare equal.
+pub fn key(x: f64) -> i64 {
+    (x * 100.0).round() as i64
+}
+
+/// The figures of a JSON array as a set of keys.
+pub fn set(v: &serde_json::Value) -> std::collections::BTreeSet<i64> {
+    v.as_array()
+        .map(|a| a.iter().filter_map(|x| x.as_f64()).map(key).collect())
+        .unwrap_or_default()
+}
+
+pub fn show(s: &std::collections::BTreeSet<i64>) -> String {
+    let v: Vec<String> = s
+        .iter()
+        .map(|x| {
+            if x % 100 == 0 {
+                format!("{}", x / 100)
+            } else {
+                format!("{:.2}", *x as f64 / 100.0)
+            }
+        })
+        .collect();
+    format!("{{{}}}", v.join(","))
+}

@@ -8,32 +8,9 @@
 
 mod common;
 
+use common::{key, set, show};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
-
-fn key(x: f64) -> i64 {
-    (x * 100.0).round() as i64
-}
-
-fn set(v: &serde_json::Value) -> BTreeSet<i64> {
-    v.as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_f64()).map(key).collect())
-        .unwrap_or_default()
-}
-
-fn show(s: &BTreeSet<i64>) -> String {
-    let v: Vec<String> = s
-        .iter()
-        .map(|x| {
-            if x % 100 == 0 {
-                format!("{}", x / 100)
-            } else {
-                format!("{:.2}", *x as f64 / 100.0)
-            }
-        })
-        .collect();
-    format!("{{{}}}", v.join(","))
-}
 
 /// Lines carrying `//~ ncu-differs: reason` (or `//~^ ncu-differs` for the line above).
 fn exceptions(text: &str) -> BTreeMap<u64, String> {

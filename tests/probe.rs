@@ -4,31 +4,8 @@
 
 mod common;
 
+use common::{key, set, show};
 use std::collections::BTreeSet;
-
-fn key(x: f64) -> i64 {
-    (x * 100.0).round() as i64
-}
-
-fn set(v: &serde_json::Value) -> BTreeSet<i64> {
-    v.as_array()
-        .map(|a| a.iter().filter_map(|x| x.as_f64()).map(key).collect())
-        .unwrap_or_default()
-}
-
-fn show(s: &BTreeSet<i64>) -> String {
-    let v: Vec<String> = s
-        .iter()
-        .map(|x| {
-            if x % 100 == 0 {
-                format!("{}", x / 100)
-            } else {
-                format!("{:.2}", *x as f64 / 100.0)
-            }
-        })
-        .collect();
-    format!("{{{}}}", v.join(","))
-}
 
 #[test]
 fn audit_agrees_with_every_ncu_record_of_the_probe() {

@@ -96,7 +96,6 @@ pub struct RawAccess {
 pub struct RuntimeVar {
     pub name: String,
     pub value: i64,
-    pub configured: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -151,10 +150,6 @@ struct Place {
     assumption: Option<String>,
 }
 
-enum Binding {
-    Val(Val),
-}
-
 /// A template argument, evaluated where it was written (the caller's frame): a value for a
 /// non-type parameter, a type for a type parameter.
 #[derive(Clone, Debug)]
@@ -178,7 +173,7 @@ pub struct KernelRun<'p> {
     pub runtime: Vec<RuntimeVar>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
-    scopes: Vec<Vec<(Rc<str>, Binding)>>,
+    scopes: Vec<Vec<(Rc<str>, Val)>>,
     frames: Vec<Frame>,
     mask: Sym,
     loop_stack: Vec<u32>,
@@ -313,7 +308,6 @@ impl<'p> KernelRun<'p> {
         self.runtime.push(RuntimeVar {
             name: name.to_string(),
             value: self.options.runtime_default,
-            configured: false,
         });
         sym::var(Var::Runtime(self.runtime.len() as u32 - 1))
     }
@@ -322,14 +316,14 @@ impl<'p> KernelRun<'p> {
 
     fn declare(&mut self, name: &str, v: Val) {
         if let Some(s) = self.scopes.last_mut() {
-            s.push((name.into(), Binding::Val(v)));
+            s.push((name.into(), (v)));
         }
     }
 
     fn lookup_local(&self, name: &str) -> Option<&Val> {
         let base = self.frames.last().map(|f| f.scope_base).unwrap_or(0);
         for scope in self.scopes[base..].iter().rev() {
-            if let Some((_, Binding::Val(v))) = scope.iter().rev().find(|(n, _)| &**n == name) {
+            if let Some((_, v)) = scope.iter().rev().find(|(n, _)| &**n == name) {
                 return Some(v);
             }
         }
@@ -340,7 +334,7 @@ impl<'p> KernelRun<'p> {
         let base = self.frames.last().map(|f| f.scope_base).unwrap_or(0);
         for scope in self.scopes[base..].iter_mut().rev() {
             if let Some(slot) = scope.iter_mut().rev().find(|(n, _)| &**n == name) {
-                slot.1 = Binding::Val(v);
+                slot.1 = v;
                 return true;
             }
         }
@@ -1097,10 +1091,10 @@ impl<'p> KernelRun<'p> {
 
     fn load(&mut self, place: Place, e: &Expr) -> Val {
         self.record(&place, e.span, AccessOp::Load, index_of(e));
-        self.loaded_value(&place, e.span)
+        self.loaded_value(&place)
     }
 
-    fn loaded_value(&mut self, place: &Place, span: Span) -> Val {
+    fn loaded_value(&mut self, place: &Place) -> Val {
         let addr = &place.ptr.offset;
         if place.ty.pointer_depth > 0 {
             let mut elem = place.ty.clone();
@@ -1128,7 +1122,6 @@ impl<'p> KernelRun<'p> {
         } else if addr.unknown_reason().is_some() {
             Val::Unknown(format!("value loaded from `{}`", place.ptr.base).into())
         } else {
-            let _ = span;
             let name = format!("{}[...]", place.ptr.base);
             Val::Int(self.runtime_var(&name, None))
         }
@@ -1266,7 +1259,7 @@ impl<'p> KernelRun<'p> {
                     let idx = index_of(lhs);
                     self.record(&p, lhs.span, AccessOp::Load, idx);
                     self.record(&p, lhs.span, AccessOp::Store, idx);
-                    self.loaded_value(&p, lhs.span)
+                    self.loaded_value(&p)
                 }
                 None => Val::Unknown("update of something that is not a variable or memory".into()),
             },
@@ -1330,7 +1323,7 @@ impl<'p> KernelRun<'p> {
                 self.record(&place, place_span, kind, idx);
                 return match kind {
                     AccessOp::Store => Val::Unknown("void".into()),
-                    _ => self.loaded_value(&place, span),
+                    _ => self.loaded_value(&place),
                 };
             }
             return Val::Unknown(format!("`{name}` on something that is not a pointer").into());
@@ -1396,7 +1389,7 @@ impl<'p> KernelRun<'p> {
             self.scopes.push(
                 params
                     .iter()
-                    .map(|p| (Rc::from(p.as_str()), Binding::Val(Val::Unknown("".into()))))
+                    .map(|p| (Rc::from(p.as_str()), Val::Unknown("".into())))
                     .collect(),
             );
             for (p, v) in params.iter().zip(argv) {

@@ -132,6 +132,37 @@ fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String>
     Ok(s)
 }
 
+/// Collects the inputs, checks them, and prints each input error as one line on stderr.
+fn run(
+    paths: &[String],
+    analysis: &AnalysisArgs,
+    show_unanalysed: bool,
+) -> Result<
+    (
+        inputs::Collected,
+        Vec<cudalint_rules::FileReport>,
+        Vec<String>,
+    ),
+    ExitCode,
+> {
+    let settings = settings(analysis, show_unanalysed).map_err(|e| {
+        eprintln!("cudalint: error: {e}");
+        ExitCode::from(2)
+    })?;
+    let collected = inputs::collect(paths);
+    let reports = cudalint_rules::check(&collected.inputs, &settings);
+    let mut errors = collected.errors.clone();
+    errors.extend(
+        reports
+            .iter()
+            .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))),
+    );
+    for e in &errors {
+        eprintln!("cudalint: error: {e}");
+    }
+    Ok((collected, reports, errors))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Err(e) = cudalint_syntax::check_language() {
@@ -148,24 +179,10 @@ fn main() -> ExitCode {
             color,
             analysis,
         } => {
-            let settings = match settings(&analysis, show_unanalysed) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("cudalint: error: {e}");
-                    return ExitCode::from(2);
-                }
+            let (collected, reports, errors) = match run(&paths, &analysis, show_unanalysed) {
+                Ok(r) => r,
+                Err(code) => return code,
             };
-            let collected = inputs::collect(&paths);
-            let reports = cudalint_rules::check(&collected.inputs, &settings);
-            let mut errors = collected.errors;
-            errors.extend(
-                reports
-                    .iter()
-                    .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))),
-            );
-            for e in &errors {
-                eprintln!("cudalint: error: {e}");
-            }
             match format {
                 Format::Text => {
                     let mut out = StandardStream::stdout(color.choice());
@@ -196,24 +213,10 @@ fn main() -> ExitCode {
             format,
             analysis,
         } => {
-            let settings = match settings(&analysis, true) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("cudalint: error: {e}");
-                    return ExitCode::from(2);
-                }
+            let (_, reports, errors) = match run(&paths, &analysis, true) {
+                Ok(r) => r,
+                Err(code) => return code,
             };
-            let collected = inputs::collect(&paths);
-            let reports = cudalint_rules::check(&collected.inputs, &settings);
-            let mut errors = collected.errors;
-            errors.extend(
-                reports
-                    .iter()
-                    .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.path))),
-            );
-            for e in &errors {
-                eprintln!("cudalint: error: {e}");
-            }
             match format {
                 Format::Text => print!("{}", render::audit_text(&reports)),
                 Format::Json => println!("{}", render::audit_json(&reports, &errors)),
