@@ -122,7 +122,12 @@ enum Val {
     Int(Sym),
     Ptr(Ptr),
     Dim3([Sym; 3]),
-    Aggregate { name: Rc<str>, ty: TypeRef },
+    Aggregate {
+        name: Rc<str>,
+        ty: TypeRef,
+    },
+    /// A cooperative group: the thread block (0), the grid (-1), or a tile of N threads.
+    Group(i64),
     Unknown(Rc<str>),
 }
 
@@ -135,6 +140,7 @@ impl Val {
             Val::Aggregate { name, .. } => {
                 sym::unknown(format!("struct `{name}` used as an integer"))
             }
+            Val::Group(_) => sym::unknown("cooperative group used as an integer"),
             Val::Unknown(r) => sym::unknown(r.clone()),
         }
     }
@@ -1228,8 +1234,11 @@ impl<'p> KernelRun<'p> {
         }
         match &lhs.kind {
             ExprKind::Ident(name) => {
-                if !self.assign_local(name, v) {
-                    // assignment to a global or undeclared name: nothing to track
+                if !self.assign_local(name, v.clone()) {
+                    // No local of that name: a declaration the parser misread as an expression
+                    // (`cg::thread_block_tile<16> t = ...` parses as `(a < 16) > (t = ...)`
+                    // after another declaration), or a global; binding it here serves both.
+                    self.declare(name, v);
                 }
             }
             _ => {
@@ -1369,6 +1378,9 @@ impl<'p> KernelRun<'p> {
             _ => {}
         }
         let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+        if let Some(v) = self.cooperative_groups(name, targs, span) {
+            return v;
+        }
         if name.starts_with("__shfl")
             || name.starts_with("__ballot")
             || name.starts_with("__any")
@@ -1461,6 +1473,84 @@ impl<'p> KernelRun<'p> {
             }
         }
         Val::Unknown(format!("result of `{name}`").into())
+    }
+}
+
+impl KernelRun<'_> {
+    /// `cg::this_thread_block()`, `cg::tiled_partition<32>(block)`, `cg::this_grid()`, and the
+    /// rank and size methods of those groups, in terms of threadIdx and the block shape.
+    fn cooperative_groups(&mut self, name: &str, targs: &[TemplateArg], span: Span) -> Option<Val> {
+        let (base, angle) = match name.split_once('<') {
+            Some((b, rest)) => (b, rest.trim_end_matches('>').trim().parse::<i64>().ok()),
+            None => (name, None),
+        };
+        match base {
+            "this_thread_block" => return Some(Val::Group(0)),
+            "this_grid" => return Some(Val::Group(-1)),
+            "tiled_partition" => {
+                let n = angle.or_else(|| match targs.first() {
+                    Some(TemplateArg::Expr(e)) => self.pure_rvalue(e).sym().as_const(),
+                    _ => None,
+                });
+                return Some(match n {
+                    Some(n) if n > 0 => Val::Group(n),
+                    _ => Val::Unknown("a tiled_partition of run-time size".into()),
+                });
+            }
+            _ => {}
+        }
+        let (object, method) = name.rsplit_once('.')?;
+        let Val::Group(g) = self.lookup(object, span) else {
+            return None;
+        };
+        let d = |v| sym::var(v);
+        let linear = sym::add(
+            d(Var::Tid(0)),
+            sym::mul(
+                d(Var::BlockDim(0)),
+                sym::add(
+                    d(Var::Tid(1)),
+                    sym::mul(d(Var::BlockDim(1)), d(Var::Tid(2))),
+                ),
+            ),
+        );
+        let threads = sym::mul(
+            d(Var::BlockDim(0)),
+            sym::mul(d(Var::BlockDim(1)), d(Var::BlockDim(2))),
+        );
+        let block_linear = sym::add(
+            d(Var::BlockIdx(0)),
+            sym::mul(
+                d(Var::GridDim(0)),
+                sym::add(
+                    d(Var::BlockIdx(1)),
+                    sym::mul(d(Var::GridDim(1)), d(Var::BlockIdx(2))),
+                ),
+            ),
+        );
+        let int = |s| Some(Val::Int(s));
+        match (method, g) {
+            ("thread_rank", 0) => int(linear),
+            ("thread_rank", -1) => int(sym::add(sym::mul(block_linear, threads), linear)),
+            ("thread_rank", n) => int(sym::binop(BinOp::Rem, linear, sym::konst(n))),
+            ("meta_group_rank", n) if n > 0 => int(sym::binop(BinOp::Div, linear, sym::konst(n))),
+            ("meta_group_size", n) if n > 0 => int(sym::binop(BinOp::Div, threads, sym::konst(n))),
+            ("size" | "num_threads", 0) => int(threads),
+            ("size" | "num_threads", n) if n > 0 => int(sym::konst(n)),
+            ("group_index", _) => Some(self.lookup("blockIdx", span)),
+            ("thread_index", _) => Some(self.lookup("threadIdx", span)),
+            ("group_dim" | "dim_threads", _) => Some(self.lookup("blockDim", span)),
+            ("sync", _) => Some(Val::Unknown("void".into())),
+            (m, _)
+                if m.starts_with("shfl")
+                    || m.starts_with("ballot")
+                    || m.starts_with("any")
+                    || m.starts_with("all") =>
+            {
+                Some(Val::Int(sym::data(format!("result of `{name}`"))))
+            }
+            _ => None,
+        }
     }
 }
 

@@ -403,7 +403,24 @@ impl<'s> Lowerer<'s> {
         }
         let mut out = Vec::new();
         let mut c = n.walk();
-        let declarators: Vec<Node> = n.children_by_field_id(fid().declarator, &mut c).collect();
+        let mut declarators: Vec<Node> = n.children_by_field_id(fid().declarator, &mut c).collect();
+        if declarators.is_empty() {
+            // with a qualified template type (`cg::thread_block_tile<16> t = ...`) the grammar
+            // leaves the declarator untagged: take the declarator-shaped children
+            declarators = named_children(n)
+                .into_iter()
+                .filter(|d| {
+                    d.start_byte() >= t.end_byte()
+                        && matches!(
+                            d.kind(),
+                            "init_declarator"
+                                | "identifier"
+                                | "array_declarator"
+                                | "pointer_declarator"
+                        )
+                })
+                .collect();
+        }
         for d in declarators {
             let (name_node, ptr, dims, init) = self.declarator_parts(d);
             let Some(name_node) = name_node else { continue };
