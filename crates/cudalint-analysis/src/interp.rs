@@ -1536,6 +1536,13 @@ impl KernelRun<'_> {
             ("meta_group_rank", n) if n > 0 => int(sym::binop(BinOp::Div, linear, sym::konst(n))),
             ("meta_group_size", n) if n > 0 => int(sym::binop(BinOp::Div, threads, sym::konst(n))),
             ("size" | "num_threads", 0) => int(threads),
+            ("size" | "num_threads", -1) => {
+                let blocks = sym::mul(
+                    d(Var::GridDim(0)),
+                    sym::mul(d(Var::GridDim(1)), d(Var::GridDim(2))),
+                );
+                int(sym::mul(blocks, threads))
+            }
             ("size" | "num_threads", n) if n > 0 => int(sym::konst(n)),
             ("group_index", _) => Some(self.lookup("blockIdx", span)),
             ("thread_index", _) => Some(self.lookup("threadIdx", span)),
