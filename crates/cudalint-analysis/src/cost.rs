@@ -90,14 +90,15 @@ impl Cost {
 /// The samples one access is evaluated at: (warp, iteration of the innermost loop).
 fn samples(a: &RawAccess, shape: &Shape, loops: &[LoopInfo]) -> Vec<(i64, Option<(u32, i64)>)> {
     let threads = shape.block.iter().product::<i64>().max(1);
-    let warps = ((threads + WARP as i64 - 1) / WARP as i64).clamp(1, 4);
+    // Warps differ only by translation unless a lane-dependent condition switches some of them
+    // off (`if (tid < d)`): then every warp of the block is sampled, as ncu counts requests.
+    let cap = if a.mask.lane_varying { 32 } else { 4 };
+    let warps = ((threads + WARP as i64 - 1) / WARP as i64).clamp(1, cap);
     let iters: Vec<Option<(u32, i64)>> = match a.loops.last() {
         Some(&id) => {
-            let trip = loops
-                .get(id as usize)
-                .and_then(|l| l.trip)
-                .unwrap_or(8)
-                .clamp(1, 8);
+            // known trip counts are sampled in full up to 32 iterations (a doubling or halving
+            // loop has at most that many); unknown ones at their first 8
+            let trip = loops.get(id as usize).and_then(|l| l.trip).map(|t| t.clamp(1, 32)).unwrap_or(8);
             (0..trip).map(|i| Some((id, i))).collect()
         }
         None => vec![None],
@@ -299,7 +300,11 @@ pub fn evaluate_addr(
         .filter(|l| first.active[*l])
         .map(|l| (l as u8, first.addrs[l]))
         .collect();
-    let class = classify(&lanes, bytes, cost, ideal);
+    let class = match classify(&lanes, bytes, cost, ideal) {
+        // misalignment is about sectors: a shared access that costs more is a conflict
+        Class::Misaligned if a.space == Space::Shared => Class::Uncoalesced,
+        c => c,
+    };
     // How the address moves with threadIdx.x, threadIdx.y and the loop: only the fix
     // suggestions need these, so only wasteful or row-wise accesses pay for them.
     let wasteful = cost > ideal;

@@ -498,7 +498,7 @@ impl<'p> KernelRun<'p> {
                         s
                     }
                 }
-                StepKind::Shift(_) => sym::konst(0),
+                StepKind::Shift(..) => sym::konst(0),
             };
             if step.lane_varying || step.data {
                 continue;
@@ -506,7 +506,7 @@ impl<'p> KernelRun<'p> {
             let new = match (&ind.step, v0.clone()) {
                 (StepKind::Add(..), Val::Int(s0)) => {
                     if trip_inputs.is_none() {
-                        trip_inputs = Some((ind.name.clone(), s0.clone(), step.clone(), false));
+                        trip_inputs = Some((ind.name.clone(), s0.clone(), step.clone(), None));
                     }
                     Val::Int(sym::add(s0, sym::mul(iter.clone(), step)))
                 }
@@ -518,11 +518,11 @@ impl<'p> KernelRun<'p> {
                     );
                     Val::Ptr(p)
                 }
-                (StepKind::Shift(op), Val::Int(s0)) => {
+                (StepKind::Shift(op, k), Val::Int(s0)) => {
                     if trip_inputs.is_none() {
-                        trip_inputs = Some((ind.name.clone(), s0.clone(), sym::konst(0), true));
+                        trip_inputs = Some((ind.name.clone(), s0.clone(), sym::konst(0), Some((*op, *k))));
                     }
-                    Val::Int(sym::binop(*op, s0, iter.clone()))
+                    Val::Int(sym::binop(*op, s0, sym::mul(iter.clone(), sym::konst(*k))))
                 }
                 _ => continue,
             };
@@ -1677,8 +1677,8 @@ struct Induction {
 enum StepKind {
     /// `+= e` (or `-= e` when the flag is set)
     Add(Expr, bool),
-    /// `<<= 1` / `>>= 1` / `*= 2` / `/= 2`
-    Shift(BinOp),
+    /// `<<= k` / `>>= k`, and `*= 2^k` / `/= 2^k`: shift by k bits each iteration
+    Shift(BinOp, i64),
 }
 
 fn collect_inductions(e: &Expr, out: &mut Vec<Induction>) {
@@ -1716,11 +1716,17 @@ fn collect_inductions(e: &Expr, out: &mut Vec<Induction>) {
                 (Some(BinOp::Sub), _) => {
                     push_induction(out, n, StepKind::Add((**rhs).clone(), true))
                 }
-                (Some(BinOp::Shl), Some(1)) | (Some(BinOp::Mul), Some(2)) => {
-                    push_induction(out, n, StepKind::Shift(BinOp::Shl))
+                (Some(BinOp::Shl), Some(k)) if (1..32).contains(&k) => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shl, k))
                 }
-                (Some(BinOp::Shr), Some(1)) | (Some(BinOp::Div), Some(2)) => {
-                    push_induction(out, n, StepKind::Shift(BinOp::Shr))
+                (Some(BinOp::Shr), Some(k)) if (1..32).contains(&k) => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shr, k))
+                }
+                (Some(BinOp::Mul), Some(c)) if c > 1 && c & (c - 1) == 0 => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shl, c.trailing_zeros() as i64))
+                }
+                (Some(BinOp::Div), Some(c)) if c > 1 && c & (c - 1) == 0 => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shr, c.trailing_zeros() as i64))
                 }
                 (None, _) => {
                     // `i = i + step`
@@ -1757,7 +1763,7 @@ fn trip_count(
     name: &str,
     v0: Option<i64>,
     step: Option<i64>,
-    shift: bool,
+    shift: Option<(BinOp, i64)>,
     run: &mut KernelRun,
 ) -> Option<i64> {
     let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
@@ -1783,9 +1789,13 @@ fn trip_count(
             return Some(n);
         }
         n += 1;
-        if shift {
-            // only the direction matters for a trip count: compare with the start
-            return None;
+        if let Some((op, k)) = shift {
+            let next = if op == BinOp::Shl { v.checked_shl(k as u32)? } else { v >> k };
+            if next == v {
+                return None;
+            }
+            v = next;
+            continue;
         }
         let s = step?;
         if s == 0 {
