@@ -262,7 +262,7 @@ impl<'p> KernelRun<'p> {
                     decl: Some((file, p.span)),
                     path: None,
                 })
-            } else if types::is_struct(&ty.name, self.files) && !is_vector_type(&ty.name) {
+            } else if types::is_struct(&ty.name, self.types()) && !is_vector_type(&ty.name) {
                 Val::Aggregate {
                     name: p.name.as_str().into(),
                     ty,
@@ -291,6 +291,11 @@ impl<'p> KernelRun<'p> {
         self.scopes
             .truncate(self.frames.last().map(|f| f.scope_base).unwrap_or(0));
         self.frames.pop();
+    }
+
+    /// The models whose structs and typedefs the current function sees.
+    fn types(&self) -> &'p [&'p FileModel] {
+        self.project.visible_models(self.file())
     }
 
     fn file(&self) -> usize {
@@ -357,7 +362,7 @@ impl<'p> KernelRun<'p> {
             }
         }
         // typedefs of pointer types (`typedef float* fptr;`)
-        for f in self.files {
+        for f in self.types() {
             if let Some(t) = f
                 .typedefs
                 .iter()
@@ -372,7 +377,7 @@ impl<'p> KernelRun<'p> {
     }
 
     fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {
-        types::layout(&self.resolve_type(ty), self.files)
+        types::layout(&self.resolve_type(ty), self.types())
     }
 
     // ----- statements -----
@@ -936,7 +941,7 @@ impl<'p> KernelRun<'p> {
             },
             Val::Aggregate { name, ty } => {
                 let full = format!("{name}.{field}");
-                match types::field(&ty.name, field, self.files) {
+                match types::field(&ty.name, field, self.types()) {
                     Some((_, _, fty)) if fty.pointer_depth > 0 => {
                         let mut elem = fty.clone();
                         elem.pointer_depth -= 1;
@@ -950,7 +955,7 @@ impl<'p> KernelRun<'p> {
                             path: None,
                         })
                     }
-                    Some((_, _, fty)) if types::is_struct(&fty.name, self.files) => {
+                    Some((_, _, fty)) if types::is_struct(&fty.name, self.types()) => {
                         Val::Aggregate {
                             name: full.as_str().into(),
                             ty: fty,
@@ -1002,7 +1007,15 @@ impl<'p> KernelRun<'p> {
                     self.place(base)?
                 };
                 let ty = place.ty.clone();
-                let (off, fl, fty) = types::field(&ty.name, field, self.files)?;
+                let Some((off, fl, fty)) = types::field(&ty.name, field, self.types()) else {
+                    // an access all the same, of unknown cost: say so rather than drop it
+                    place.ptr.offset = sym::unknown(format!(
+                        "the layout of `{}` is not in the analysed files (member `{field}`)",
+                        ty.name
+                    ));
+                    place.ptr.path = None;
+                    return Some(place);
+                };
                 let struct_size = self.layout_of(&ty).map(|l| l.size).unwrap_or(0);
                 place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
                 place.field = Some(FieldInfo {

@@ -9,6 +9,8 @@ pub struct Project<'p> {
     /// Per file, the files whose definitions it sees: itself, then what it includes
     /// (transitively), in include order.
     visible: Vec<Vec<usize>>,
+    /// The same, as models: what type lookups (structs, typedefs) consult.
+    visible_models: Vec<Vec<&'p FileModel>>,
     functions: HashMap<&'p str, Vec<(usize, usize)>>,
     defines: HashMap<&'p str, Vec<(usize, usize)>>,
     globals: HashMap<&'p str, Vec<(usize, usize)>>,
@@ -92,7 +94,7 @@ impl<'p> Project<'p> {
                     .collect()
             })
             .collect();
-        let visible = (0..files.len())
+        let visible: Vec<Vec<usize>> = (0..files.len())
             .map(|fi| {
                 let mut seen = vec![fi];
                 let mut i = 0;
@@ -107,9 +109,11 @@ impl<'p> Project<'p> {
                 seen
             })
             .collect();
+        let visible_models = visible.iter().map(|v: &Vec<usize>| v.iter().map(|&i| files[i]).collect()).collect();
         let mut p = Project {
             files,
             visible,
+            visible_models,
             functions: HashMap::new(),
             defines: HashMap::new(),
             globals: HashMap::new(),
@@ -133,6 +137,11 @@ impl<'p> Project<'p> {
             }
         }
         p
+    }
+
+    /// The models `file` sees (itself first, then its includes): where its types are defined.
+    pub fn visible_models(&self, file: usize) -> &[&'p FileModel] {
+        self.visible_models.get(file).map(Vec::as_slice).unwrap_or(&[])
     }
 
     pub fn object_macro(&self, name: &str, file: usize) -> Option<(usize, &'p Define)> {
