@@ -1849,10 +1849,23 @@ impl<'p> KernelRun<'p> {
         {
             // the host function's parameters shadow file-scope names of the same spelling
             for p in &host.params {
-                self.declare(
-                    &p.name,
-                    Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into()),
-                );
+                // a pointer keeps its element type (template arguments are deduced from it)
+                let v = if p.ty.pointer_depth > 0 {
+                    let mut elem = p.ty.clone();
+                    elem.pointer_depth -= 1;
+                    Val::Ptr(Ptr {
+                        space: Space::Global,
+                        base: p.name.as_str().into(),
+                        offset: sym::konst(0),
+                        elem,
+                        dims: Rc::from(Vec::new()),
+                        decl: None,
+                        path: None,
+                    })
+                } else {
+                    Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
+                };
+                self.declare(&p.name, v);
             }
             let mut stmts = Vec::new();
             if let Some(body) = &host.body {
@@ -1889,6 +1902,33 @@ impl<'p> KernelRun<'p> {
                 TemplateArg::Type(_) => a.clone(),
             });
             bindings.template_args.push(arg);
+        }
+        // type parameters the launch does not name are deduced from pointer arguments:
+        // `k<<<g, b>>>(p)` with `__nv_bfloat16* p` for `template <typename Tp> k(Tp* p)`
+        for (ti, tp) in kernel.template_params.iter().enumerate() {
+            if !tp.is_type || bindings.template_args.get(ti).is_some_and(|a| a.is_some()) {
+                continue;
+            }
+            let deduced = kernel.params.iter().zip(&launch.args).find_map(|(p, e)| {
+                if p.ty.name != tp.name || p.ty.pointer_depth == 0 {
+                    return None;
+                }
+                match self.pure_rvalue(e) {
+                    Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
+                        let mut t = ptr.elem.clone();
+                        t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
+                        t.is_const = false;
+                        Some(TemplateArg::Type(t))
+                    }
+                    _ => None,
+                }
+            });
+            if let Some(t) = deduced {
+                while bindings.template_args.len() <= ti {
+                    bindings.template_args.push(None);
+                }
+                bindings.template_args[ti] = Some(t);
+            }
         }
         for (i, p) in kernel.params.iter().enumerate() {
             let v = match launch.args.get(i).map(|e| self.pure_rvalue(e)) {
