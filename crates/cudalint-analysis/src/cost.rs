@@ -98,7 +98,11 @@ fn samples(a: &RawAccess, shape: &Shape, loops: &[LoopInfo]) -> Vec<(i64, Option
         Some(&id) => {
             // known trip counts are sampled in full up to 32 iterations (a doubling or halving
             // loop has at most that many); unknown ones at their first 8
-            let trip = loops.get(id as usize).and_then(|l| l.trip).map(|t| t.clamp(1, 32)).unwrap_or(8);
+            let trip = loops
+                .get(id as usize)
+                .and_then(|l| l.trip)
+                .map(|t| t.clamp(1, 32))
+                .unwrap_or(8);
             (0..trip).map(|i| Some((id, i))).collect()
         }
         None => vec![None],

@@ -417,13 +417,16 @@ impl<'p> KernelRun<'p> {
                 if maskable {
                     self.mask = sym::and(saved.clone(), c.clone());
                 }
+                let before = self.scopes.clone();
                 self.stmts(then);
                 let then_returns = ends_with_return(then);
+                let after_then = std::mem::replace(&mut self.scopes, before.clone());
                 if maskable {
                     self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
                 }
                 self.stmts(els);
                 self.mask = saved;
+                self.merge_branches(&c, &before, &after_then);
                 // `if (i >= n) return;` leaves only the other lanes running
                 if maskable && then_returns && self.frames.len() == 1 {
                     self.mask = sym::and(self.mask.clone(), sym::un(UnaryOp::Not, c));
@@ -480,6 +483,54 @@ impl<'p> KernelRun<'p> {
         }
     }
 
+    /// After an `if` whose condition is not known: a variable the two branches left different
+    /// holds `cond ? then : else` (per lane for a lane condition, data-dependent for a
+    /// condition read from memory, as in a binary search).
+    fn merge_branches(
+        &mut self,
+        c: &Sym,
+        before: &[Vec<(Rc<str>, Val)>],
+        after_then: &[Vec<(Rc<str>, Val)>],
+    ) {
+        for (si, scope) in before.iter().enumerate() {
+            for bi in 0..scope.len() {
+                let (Some(t), Some(e)) = (
+                    after_then.get(si).and_then(|s| s.get(bi)),
+                    self.scopes.get(si).and_then(|s| s.get(bi)),
+                ) else {
+                    continue;
+                };
+                let merged = match (&t.1, &e.1) {
+                    (Val::Int(x), Val::Int(y)) if Rc::ptr_eq(x, y) => continue,
+                    (Val::Int(x), Val::Int(y)) => {
+                        Val::Int(sym::select(c.clone(), x.clone(), y.clone()))
+                    }
+                    (Val::Ptr(p), Val::Ptr(q))
+                        if Rc::ptr_eq(&p.offset, &q.offset) && p.base == q.base =>
+                    {
+                        continue
+                    }
+                    (Val::Ptr(p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
+                        let mut m = q.clone();
+                        m.offset = sym::select(c.clone(), p.offset.clone(), q.offset.clone());
+                        m.path = None;
+                        Val::Ptr(m)
+                    }
+                    (Val::Ptr(_), Val::Ptr(_)) => {
+                        Val::Unknown("a pointer that differs between branches".into())
+                    }
+                    // assigned on one side only, uninitialised on the other: reading it on the
+                    // other side is undefined, so the assigned value is the one that matters
+                    (v @ (Val::Int(_) | Val::Ptr(_)), Val::Unknown(_)) => v.clone(),
+                    _ => continue,
+                };
+                if let Some(slot) = self.scopes.get_mut(si).and_then(|s| s.get_mut(bi)) {
+                    slot.1 = merged;
+                }
+            }
+        }
+    }
+
     fn run_loop(&mut self, cond: Option<&Expr>, body: &[Stmt], mut steps: Vec<Induction>) {
         for s in body {
             if let Stmt::Expr(e) = s {
@@ -525,7 +576,8 @@ impl<'p> KernelRun<'p> {
                 }
                 (StepKind::Shift(op, k), Val::Int(s0)) => {
                     if trip_inputs.is_none() {
-                        trip_inputs = Some((ind.name.clone(), s0.clone(), sym::konst(0), Some((*op, *k))));
+                        trip_inputs =
+                            Some((ind.name.clone(), s0.clone(), sym::konst(0), Some((*op, *k))));
                     }
                     Val::Int(sym::binop(*op, s0, sym::mul(iter.clone(), sym::konst(*k))))
                 }
@@ -1735,12 +1787,16 @@ fn collect_inductions(e: &Expr, out: &mut Vec<Induction>) {
                 (Some(BinOp::Shr), Some(k)) if (1..32).contains(&k) => {
                     push_induction(out, n, StepKind::Shift(BinOp::Shr, k))
                 }
-                (Some(BinOp::Mul), Some(c)) if c > 1 && c & (c - 1) == 0 => {
-                    push_induction(out, n, StepKind::Shift(BinOp::Shl, c.trailing_zeros() as i64))
-                }
-                (Some(BinOp::Div), Some(c)) if c > 1 && c & (c - 1) == 0 => {
-                    push_induction(out, n, StepKind::Shift(BinOp::Shr, c.trailing_zeros() as i64))
-                }
+                (Some(BinOp::Mul), Some(c)) if c > 1 && c & (c - 1) == 0 => push_induction(
+                    out,
+                    n,
+                    StepKind::Shift(BinOp::Shl, c.trailing_zeros() as i64),
+                ),
+                (Some(BinOp::Div), Some(c)) if c > 1 && c & (c - 1) == 0 => push_induction(
+                    out,
+                    n,
+                    StepKind::Shift(BinOp::Shr, c.trailing_zeros() as i64),
+                ),
                 (None, _) => {
                     // `i = i + step`
                     if let ExprKind::Binary {
@@ -1803,7 +1859,11 @@ fn trip_count(
         }
         n += 1;
         if let Some((op, k)) = shift {
-            let next = if op == BinOp::Shl { v.checked_shl(k as u32)? } else { v >> k };
+            let next = if op == BinOp::Shl {
+                v.checked_shl(k as u32)?
+            } else {
+                v >> k
+            };
             if next == v {
                 return None;
             }

@@ -109,7 +109,10 @@ impl<'p> Project<'p> {
                 seen
             })
             .collect();
-        let visible_models = visible.iter().map(|v: &Vec<usize>| v.iter().map(|&i| files[i]).collect()).collect();
+        let visible_models = visible
+            .iter()
+            .map(|v: &Vec<usize>| v.iter().map(|&i| files[i]).collect())
+            .collect();
         let mut p = Project {
             files,
             visible,
@@ -141,7 +144,10 @@ impl<'p> Project<'p> {
 
     /// The models `file` sees (itself first, then its includes): where its types are defined.
     pub fn visible_models(&self, file: usize) -> &[&'p FileModel] {
-        self.visible_models.get(file).map(Vec::as_slice).unwrap_or(&[])
+        self.visible_models
+            .get(file)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     pub fn object_macro(&self, name: &str, file: usize) -> Option<(usize, &'p Define)> {
