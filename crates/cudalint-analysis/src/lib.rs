@@ -209,7 +209,10 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
         let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
         let mut masks = cost::MaskCache::default();
-        let merged = vector_merges(&run, &shape, &runtime);
+        let mut merged = vector_merges(&run, &shape, &runtime);
+        for (i, w) in adjacent_shared_merges(&run, &shape, &runtime) {
+            merged.entry(i).or_insert(w);
+        }
         for (ri, raw) in run.accesses.iter().enumerate() {
             // a field access nvcc widens into one vector access of the element is priced as that
             let widened;
@@ -341,6 +344,64 @@ fn vector_merges(
             w.addr = addr.clone();
             w.bytes = *size;
             out.insert(*i, w);
+        }
+    }
+    out
+}
+
+/// Scalar shared-memory accesses of one lane at consecutive, suitably aligned addresses that
+/// nvcc issues as one vector access, as measured on sm_90: `s[2*t]` and `s[2*t + 1]` become
+/// `ld.shared.v2.f32` (shared arrays have a known alignment; global pointers do not, and nvcc
+/// leaves those scalar). Runs of 2 or 4 elements, up to 16 bytes, the first aligned to the
+/// run's size in every lane, in the same loop and under the same condition.
+fn adjacent_shared_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i64]) -> Vec<(usize, interp::RawAccess)> {
+    let ws = lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &[]);
+    let cands: Vec<(usize, lanes::Lanes)> = run
+        .accesses
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.space == Space::Shared && a.field.is_none() && !a.addr.data && matches!(a.bytes, 1 | 2 | 4 | 8))
+        .filter_map(|(i, a)| ws.eval(&a.addr).ok().map(|l| (i, l)))
+        .collect();
+    let same_group = |a: &interp::RawAccess, b: &interp::RawAccess| {
+        a.op == b.op && a.decl == b.decl && a.base == b.base && a.bytes == b.bytes && a.loops == b.loops && std::rc::Rc::ptr_eq(&a.mask, &b.mask)
+    };
+    let mut out = Vec::new();
+    for &(i, ref li) in &cands {
+        let a = &run.accesses[i];
+        // i starts a run when nothing in its group sits one element below it
+        let below = cands.iter().any(|(j, lj)| *j != i && same_group(a, &run.accesses[*j]) && (0..lanes::WARP).all(|l| lj[l] + a.bytes == li[l]));
+        if below {
+            continue;
+        }
+        let mut members = vec![i];
+        let mut cur = li.clone();
+        while members.len() < 4 {
+            let next = cands.iter().find(|(j, lj)| {
+                !members.contains(j) && same_group(a, &run.accesses[*j]) && (0..lanes::WARP).all(|l| lj[l] == cur[l] + a.bytes)
+            });
+            match next {
+                Some((j, lj)) => {
+                    members.push(*j);
+                    cur = *lj;
+                }
+                None => break,
+            }
+        }
+        let width = match members.len() {
+            4 if a.bytes * 4 <= 16 => 4,
+            2 | 3 if a.bytes * 2 <= 16 => 2,
+            _ => continue,
+        };
+        let vbytes = a.bytes * width as i64;
+        if !li.iter().all(|x| x.rem_euclid(vbytes) == 0) {
+            continue;
+        }
+        for &m in &members[..width] {
+            let mut w = a.clone();
+            w.loc = run.accesses[m].loc;
+            w.bytes = vbytes;
+            out.push((m, w));
         }
     }
     out
