@@ -61,23 +61,32 @@ def records(csv_path, fixture_name):
             key = (fn, line, space.lower(), op_name(r.get("Access Operation", "")))
             rec = recs.setdefault(key, {"file": fixture_name, "function": fn, "line": line, "space": key[2],
                                         "op": key[3], "bits": int(float(r.get("Access Size") or 0)),
-                                        "sectors_per_request": [], "ideal_sectors_per_request": [], "nway": [], "sass": []})
+                                        "sectors_per_request": [], "ideal_sectors_per_request": [], "nway": [], "sass": [],
+                                        "executed": 0.0, "_sum": 0.0})
+            # an unrolled loop is one instruction per iteration: the per-request mean over the
+            # line's instructions, weighted by how often each ran, is what a model that averages
+            # iterations predicts
+            rec["executed"] += executed
             if space == "Global":
                 s = round(float(r["L2 Theoretical Sectors Global"] or 0) / executed, 2)
                 i = round(float(r["L2 Theoretical Sectors Global Ideal"] or 0) / executed, 2)
                 for k, v in (("sectors_per_request", s), ("ideal_sectors_per_request", i)):
                     if v not in rec[k]:
                         rec[k].append(v)
+                rec["_sum"] += float(r["L2 Theoretical Sectors Global"] or 0)
             else:
                 n = round(float(r["L1 Conflicts Shared N-Way"] or 0), 2)
                 if n not in rec["nway"]:
                     rec["nway"].append(n)
+                rec["_sum"] += float(r["L1 Conflicts Shared N-Way"] or 0) * executed
             sass = r.get("Source", "").strip().split(" ")[0]
             if sass and sass not in rec["sass"]:
                 rec["sass"].append(sass)
     for rec in recs.values():
         for k in ("sectors_per_request", "ideal_sectors_per_request", "nway"):
             rec[k].sort()
+        total = rec.pop("_sum")
+        rec["mean_per_request"] = round(total / rec["executed"], 2) if rec["executed"] else None
     return list(recs.values())
 
 

@@ -685,6 +685,21 @@ impl<'p> KernelRun<'p> {
                         other => other,
                     }
                 }
+                // a pointer declared without a value still has its element type (a launch's
+                // template arguments are deduced from it)
+                None if ty.pointer_depth > 0 => {
+                    let mut elem = ty.clone();
+                    elem.pointer_depth -= 1;
+                    Val::Ptr(Ptr {
+                        space: Space::Global,
+                        base: d.name.as_str().into(),
+                        offset: sym::unknown(format!("`{}` is not initialised", d.name)),
+                        elem,
+                        dims: Rc::from(Vec::new()),
+                        decl: Some((self.file(), d.span)),
+                        path: None,
+                    })
+                }
                 None => Val::Unknown(format!("`{}` is not initialised", d.name).into()),
             }
         };

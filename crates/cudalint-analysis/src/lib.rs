@@ -354,23 +354,41 @@ fn vector_merges(
 /// `ld.shared.v2.f32` (shared arrays have a known alignment; global pointers do not, and nvcc
 /// leaves those scalar). Runs of 2 or 4 elements, up to 16 bytes, the first aligned to the
 /// run's size in every lane, in the same loop and under the same condition.
-fn adjacent_shared_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i64]) -> Vec<(usize, interp::RawAccess)> {
+fn adjacent_shared_merges(
+    run: &interp::KernelRun,
+    shape: &Shape,
+    runtime: &[i64],
+) -> Vec<(usize, interp::RawAccess)> {
     let ws = lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &[]);
     let cands: Vec<(usize, lanes::Lanes)> = run
         .accesses
         .iter()
         .enumerate()
-        .filter(|(_, a)| a.space == Space::Shared && a.field.is_none() && !a.addr.data && matches!(a.bytes, 1 | 2 | 4 | 8))
+        .filter(|(_, a)| {
+            a.space == Space::Shared
+                && a.field.is_none()
+                && !a.addr.data
+                && matches!(a.bytes, 1 | 2 | 4 | 8)
+        })
         .filter_map(|(i, a)| ws.eval(&a.addr).ok().map(|l| (i, l)))
         .collect();
     let same_group = |a: &interp::RawAccess, b: &interp::RawAccess| {
-        a.op == b.op && a.decl == b.decl && a.base == b.base && a.bytes == b.bytes && a.loops == b.loops && std::rc::Rc::ptr_eq(&a.mask, &b.mask)
+        a.op == b.op
+            && a.decl == b.decl
+            && a.base == b.base
+            && a.bytes == b.bytes
+            && a.loops == b.loops
+            && std::rc::Rc::ptr_eq(&a.mask, &b.mask)
     };
     let mut out = Vec::new();
     for &(i, ref li) in &cands {
         let a = &run.accesses[i];
         // i starts a run when nothing in its group sits one element below it
-        let below = cands.iter().any(|(j, lj)| *j != i && same_group(a, &run.accesses[*j]) && (0..lanes::WARP).all(|l| lj[l] + a.bytes == li[l]));
+        let below = cands.iter().any(|(j, lj)| {
+            *j != i
+                && same_group(a, &run.accesses[*j])
+                && (0..lanes::WARP).all(|l| lj[l] + a.bytes == li[l])
+        });
         if below {
             continue;
         }
@@ -378,7 +396,9 @@ fn adjacent_shared_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i64
         let mut cur = li.clone();
         while members.len() < 4 {
             let next = cands.iter().find(|(j, lj)| {
-                !members.contains(j) && same_group(a, &run.accesses[*j]) && (0..lanes::WARP).all(|l| lj[l] == cur[l] + a.bytes)
+                !members.contains(j)
+                    && same_group(a, &run.accesses[*j])
+                    && (0..lanes::WARP).all(|l| lj[l] == cur[l] + a.bytes)
             });
             match next {
                 Some((j, lj)) => {
