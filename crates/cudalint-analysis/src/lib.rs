@@ -393,7 +393,7 @@ fn adjacent_shared_merges(
             continue;
         }
         let mut members = vec![i];
-        let mut cur = li.clone();
+        let mut cur = *li;
         while members.len() < 4 {
             let next = cands.iter().find(|(j, lj)| {
                 !members.contains(j)
