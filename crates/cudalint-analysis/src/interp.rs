@@ -90,6 +90,9 @@ pub struct RawAccess {
     pub shared_index: Option<SharedIndex>,
     pub lane_term: Option<Loc>,
     pub assumptions: Vec<String>,
+    /// Iterations of the innermost loop one instruction covers: 1, or the width of the
+    /// vector load nvcc makes of an unrolled loop over consecutive elements.
+    pub iter_step: i64,
 }
 
 #[derive(Clone, Debug)]
@@ -1172,6 +1175,7 @@ impl<'p> KernelRun<'p> {
             shared_index,
             lane_term,
             assumptions: place.assumption.iter().cloned().collect(),
+            iter_step: 1,
         });
     }
 

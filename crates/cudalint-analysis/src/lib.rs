@@ -213,6 +213,9 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
         for (i, w) in adjacent_shared_merges(&run, &shape, &runtime) {
             merged.entry(i).or_insert(w);
         }
+        for (i, w) in unrolled_shared_loads(&run, &shape, &runtime) {
+            merged.entry(i).or_insert(w);
+        }
         for (ri, raw) in run.accesses.iter().enumerate() {
             // a field access nvcc widens into one vector access of the element is priced as that
             let widened;
@@ -423,6 +426,58 @@ fn adjacent_shared_merges(
             w.bytes = vbytes;
             out.push((m, w));
         }
+    }
+    out
+}
+
+/// A shared load in a loop of constant trip count that walks consecutive elements, aligned in
+/// every lane: nvcc unrolls the loop and loads 2 or 4 iterations at once (`LDS.128` for
+/// `Mds[ty][k]` over k < 16 in PMPP's tiled matmul, and for SGEMM_CUDA's `As[... + i]` over
+/// i < TM, as measured). Priced as that vector load, one per `width` iterations.
+fn unrolled_shared_loads(
+    run: &interp::KernelRun,
+    shape: &Shape,
+    runtime: &[i64],
+) -> Vec<(usize, interp::RawAccess)> {
+    let mut out = Vec::new();
+    for (i, a) in run.accesses.iter().enumerate() {
+        if a.space != Space::Shared
+            || a.op != AccessOp::Load
+            || a.field.is_some()
+            || a.addr.data
+            || !matches!(a.bytes, 4 | 8)
+        {
+            continue;
+        }
+        let Some(&id) = a.loops.last() else { continue };
+        let Some(trip) = run.loops.get(id as usize).and_then(|l| l.trip) else {
+            continue;
+        };
+        if trip > 64 {
+            continue;
+        }
+        let at = |it: i64| {
+            let iters = [(id, it)];
+            lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &iters)
+                .eval(&a.addr)
+                .ok()
+        };
+        let (Some(first), Some(second)) = (at(0), at(1)) else {
+            continue;
+        };
+        if (0..lanes::WARP).any(|l| second[l] - first[l] != a.bytes) {
+            continue;
+        }
+        let width = [4i64, 2].into_iter().find(|w| {
+            trip % w == 0
+                && w * a.bytes <= 16
+                && first.iter().all(|x| x.rem_euclid(w * a.bytes) == 0)
+        });
+        let Some(width) = width else { continue };
+        let mut w = a.clone();
+        w.bytes = a.bytes * width;
+        w.iter_step = width;
+        out.push((i, w));
     }
     out
 }
