@@ -88,11 +88,14 @@ impl Cost {
 }
 
 /// The samples one access is evaluated at: (warp, iteration of the innermost loop).
-fn samples(a: &RawAccess, shape: &Shape, loops: &[LoopInfo]) -> Vec<(i64, Option<(u32, i64)>)> {
+fn samples(
+    a: &RawAccess,
+    shape: &Shape,
+    loops: &[LoopInfo],
+    all_warps: bool,
+) -> Vec<(i64, Option<(u32, i64)>)> {
     let threads = shape.block.iter().product::<i64>().max(1);
-    // Warps differ only by translation unless a lane-dependent condition switches some of them
-    // off (`if (tid < d)`): then every warp of the block is sampled, as ncu counts requests.
-    let cap = if a.mask.lane_varying { 32 } else { 4 };
+    let cap = if all_warps { 32 } else { 4 };
     let warps = ((threads + WARP as i64 - 1) / WARP as i64).clamp(1, cap);
     let iters: Vec<Option<(u32, i64)>> = match a.loops.last() {
         Some(&id) => {
@@ -246,7 +249,27 @@ pub fn evaluate_addr(
     if let Some(reason) = addr.unknown_reason() {
         return Cost::not_evaluated(Class::Unknown(reason.to_string()));
     }
-    let grid = samples(a, shape, loops);
+    // Warps differ only by translation unless a lane-dependent condition switches some of them
+    // off (`if (tid < d)`): then every warp of the block is sampled, as ncu counts requests.
+    // A bounds check that leaves the first and last warps whole (`if (i < n)`) does not count.
+    let all_warps = a.mask.lane_varying && {
+        let mut per_iteration = false;
+        a.mask
+            .visit_vars(&mut |v| per_iteration |= matches!(v, crate::sym::Var::LoopIter(_)));
+        let threads = shape.block.iter().product::<i64>().max(1);
+        let last = (threads - 1) / WARP as i64;
+        per_iteration
+            || [0, last].iter().any(|&w| {
+                let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &[]);
+                let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, None));
+                let active = *masks
+                    .map
+                    .entry(key)
+                    .or_insert_with(|| active_lanes(&ws, &a.mask));
+                active != ws.active
+            })
+    };
+    let grid = samples(a, shape, loops, all_warps);
     let probes = probe_samples(&grid);
     let mut results: Vec<SampleResult> = Vec::with_capacity(grid.len());
     for &p in &probes {
