@@ -256,15 +256,7 @@ impl<'p> KernelRun<'p> {
             } else if ty.pointer_depth > 0 {
                 let mut elem = ty.clone();
                 elem.pointer_depth -= 1;
-                Val::Ptr(Ptr {
-                    space: Space::Global,
-                    base: p.name.as_str().into(),
-                    offset: sym::konst(0),
-                    elem,
-                    dims: Rc::from(Vec::new()),
-                    decl: Some((file, p.span)),
-                    path: None,
-                })
+                Val::Ptr(Ptr::global(p.name.as_str(), elem, Some((file, p.span))))
             } else if types::is_struct(&ty.name, self.types()) && !is_vector_type(&ty.name) {
                 Val::Aggregate {
                     name: p.name.as_str().into(),
@@ -1015,15 +1007,7 @@ impl<'p> KernelRun<'p> {
                     Some((_, _, fty)) if fty.pointer_depth > 0 => {
                         let mut elem = fty.clone();
                         elem.pointer_depth -= 1;
-                        Val::Ptr(Ptr {
-                            space: Space::Global,
-                            base: full.as_str().into(),
-                            offset: sym::konst(0),
-                            elem,
-                            dims: Rc::from(Vec::new()),
-                            decl: None,
-                            path: None,
-                        })
+                        Val::Ptr(Ptr::global(full.as_str(), elem, None))
                     }
                     Some((_, _, fty)) if types::is_struct(&fty.name, self.types()) => {
                         Val::Aggregate {
@@ -1588,29 +1572,17 @@ impl KernelRun<'_> {
             return None;
         };
         let d = |v| sym::var(v);
-        let linear = sym::add(
-            d(Var::Tid(0)),
-            sym::mul(
-                d(Var::BlockDim(0)),
-                sym::add(
-                    d(Var::Tid(1)),
-                    sym::mul(d(Var::BlockDim(1)), d(Var::Tid(2))),
-                ),
-            ),
+        let linear = linear3(
+            [Var::Tid(0), Var::Tid(1), Var::Tid(2)],
+            [Var::BlockDim(0), Var::BlockDim(1)],
         );
         let threads = sym::mul(
             d(Var::BlockDim(0)),
             sym::mul(d(Var::BlockDim(1)), d(Var::BlockDim(2))),
         );
-        let block_linear = sym::add(
-            d(Var::BlockIdx(0)),
-            sym::mul(
-                d(Var::GridDim(0)),
-                sym::add(
-                    d(Var::BlockIdx(1)),
-                    sym::mul(d(Var::GridDim(1)), d(Var::BlockIdx(2))),
-                ),
-            ),
+        let block_linear = linear3(
+            [Var::BlockIdx(0), Var::BlockIdx(1), Var::BlockIdx(2)],
+            [Var::GridDim(0), Var::GridDim(1)],
         );
         let int = |s| Some(Val::Int(s));
         match (method, g) {
@@ -1641,6 +1613,34 @@ impl KernelRun<'_> {
                 Some(Val::Int(sym::data(format!("result of `{name}`"))))
             }
             _ => None,
+        }
+    }
+}
+
+/// Row-major linear index `x + dx * (y + dy * z)`: a thread's rank in its block, a block's in
+/// the grid.
+fn linear3(xyz: [Var; 3], dims: [Var; 2]) -> Sym {
+    let v = sym::var;
+    sym::add(
+        v(xyz[0]),
+        sym::mul(
+            v(dims[0]),
+            sym::add(v(xyz[1]), sym::mul(v(dims[1]), v(xyz[2]))),
+        ),
+    )
+}
+
+impl Ptr {
+    /// A pointer into global memory at offset 0 of `base`, to elements of `elem`.
+    fn global(base: &str, elem: TypeRef, decl: Option<Loc>) -> Ptr {
+        Ptr {
+            space: Space::Global,
+            base: base.into(),
+            offset: sym::konst(0),
+            elem,
+            dims: Rc::from(Vec::new()),
+            decl,
+            path: None,
         }
     }
 }
@@ -1932,15 +1932,7 @@ impl<'p> KernelRun<'p> {
                 let v = if p.ty.pointer_depth > 0 {
                     let mut elem = p.ty.clone();
                     elem.pointer_depth -= 1;
-                    Val::Ptr(Ptr {
-                        space: Space::Global,
-                        base: p.name.as_str().into(),
-                        offset: sym::konst(0),
-                        elem,
-                        dims: Rc::from(Vec::new()),
-                        decl: None,
-                        path: None,
-                    })
+                    Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
                 } else {
                     Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
                 };
