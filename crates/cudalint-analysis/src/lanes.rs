@@ -62,15 +62,27 @@ impl<'a> WarpSample<'a> {
     }
 
     pub fn eval(&self, s: &Sym) -> Result<Lanes, String> {
-        Ok(match &s.kind {
-            SymKind::Const(v) => [*v; WARP],
+        let mut out = [0i64; WARP];
+        self.eval_into(s, &mut out)?;
+        Ok(out)
+    }
+
+    /// Evaluates into `out`: the left operand of a node is computed in place and only the
+    /// right one needs a buffer, so lane arrays are not copied up the recursion.
+    fn eval_into(&self, s: &Sym, out: &mut Lanes) -> Result<(), String> {
+        match &s.kind {
+            SymKind::Const(v) => out.fill(*v),
             SymKind::Var(v) => match v {
-                Var::Tid(d) => self.tid[*d as usize],
-                Var::LaneId => std::array::from_fn(|l| l as i64),
-                Var::BlockIdx(d) => [self.block_idx[*d as usize]; WARP],
-                Var::BlockDim(d) => [self.block[*d as usize]; WARP],
-                Var::GridDim(d) => [self.grid[*d as usize]; WARP],
-                Var::Runtime(i) => [self.runtime.get(*i as usize).copied().unwrap_or(0); WARP],
+                Var::Tid(d) => *out = self.tid[*d as usize],
+                Var::LaneId => {
+                    for (l, x) in out.iter_mut().enumerate() {
+                        *x = l as i64;
+                    }
+                }
+                Var::BlockIdx(d) => out.fill(self.block_idx[*d as usize]),
+                Var::BlockDim(d) => out.fill(self.block[*d as usize]),
+                Var::GridDim(d) => out.fill(self.grid[*d as usize]),
+                Var::Runtime(i) => out.fill(self.runtime.get(*i as usize).copied().unwrap_or(0)),
                 Var::LoopIter(id) => {
                     let it = self
                         .iters
@@ -78,29 +90,31 @@ impl<'a> WarpSample<'a> {
                         .find(|(l, _)| l == id)
                         .map(|(_, i)| *i)
                         .unwrap_or(0);
-                    [it; WARP]
+                    out.fill(it);
                 }
             },
             SymKind::Un(op, a) => {
-                let mut v = self.eval(a)?;
-                for x in &mut v {
+                self.eval_into(a, out)?;
+                for x in out.iter_mut() {
                     *x = match op {
                         UnaryOp::Neg => x.wrapping_neg(),
                         UnaryOp::Not => (*x == 0) as i64,
                         UnaryOp::BitNot => !*x,
                     };
                 }
-                v
             }
             SymKind::Bin(op, a, b) => {
-                let x = self.eval(a)?;
-                let y = self.eval(b)?;
+                self.eval_into(a, out)?;
+                let mut y = [0i64; WARP];
+                self.eval_into(b, &mut y)?;
                 use cudalint_syntax::BinOp as B;
                 // one match per node, then a plain loop over the lanes
                 macro_rules! lanes {
                     ($f:expr) => {{
                         let f = $f;
-                        std::array::from_fn(|l| f(x[l], y[l]))
+                        for l in 0..WARP {
+                            out[l] = f(out[l], y[l]);
+                        }
                     }};
                 }
                 match op {
@@ -112,9 +126,8 @@ impl<'a> WarpSample<'a> {
                     Op::Bin(B::BitXor) => lanes!(|p: i64, q: i64| p ^ q),
                     Op::Bin(B::Lt) => lanes!(|p: i64, q: i64| (p < q) as i64),
                     _ => {
-                        let mut out = [0i64; WARP];
                         for l in 0..WARP {
-                            out[l] = match apply_const(*op, x[l], y[l]) {
+                            out[l] = match apply_const(*op, out[l], y[l]) {
                                 Some(v) => v,
                                 // a division by zero in an inactive lane is harmless
                                 None if !self.active[l] => 0,
@@ -128,18 +141,22 @@ impl<'a> WarpSample<'a> {
                                 }
                             };
                         }
-                        out
                     }
                 }
             }
             SymKind::Select(c, a, b) => {
-                let c = self.eval(c)?;
-                let a = self.eval(a)?;
-                let b = self.eval(b)?;
-                std::array::from_fn(|l| if c[l] != 0 { a[l] } else { b[l] })
+                self.eval_into(c, out)?;
+                let mut x = [0i64; WARP];
+                let mut y = [0i64; WARP];
+                self.eval_into(a, &mut x)?;
+                self.eval_into(b, &mut y)?;
+                for l in 0..WARP {
+                    out[l] = if out[l] != 0 { x[l] } else { y[l] };
+                }
             }
             SymKind::Data(what) => return Err(format!("value read from memory ({what})")),
             SymKind::Unknown(r) => return Err(r.to_string()),
-        })
+        }
+        Ok(())
     }
 }
