@@ -69,7 +69,7 @@ pub fn collect(paths: &[String]) -> Collected {
 /// are read too, as context: their macros, constants and helpers are what the kernels see.
 /// An include that cannot be found or read is skipped silently: it may live on an include
 /// path cudalint is not told about.
-fn add_included(inputs: &mut Vec<Input>) {
+pub fn add_included(inputs: &mut Vec<Input>) {
     const MAX_CONTEXT_FILES: usize = 2000;
     let mut known: std::collections::HashSet<std::path::PathBuf> = inputs
         .iter()

@@ -1,6 +1,7 @@
 //! The `cudalint` command: a thin frontend over `cudalint_rules::check`.
 
 mod inputs;
+mod ncu;
 mod render;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -100,6 +101,17 @@ enum Command {
         #[command(flatten)]
         analysis: AnalysisArgs,
     },
+    /// Hold the predictions against your own Nsight Compute profile: REPORT is the CSV of
+    /// `ncu -i rep.ncu-rep --page source --csv --print-source cuda,sass` (or the .ncu-rep when
+    /// ncu is on PATH). Exits 1 when the hardware and cudalint disagree about waste.
+    Ncu {
+        report: String,
+        /// Where the profiled sources are (paths in the report are matched by their suffix).
+        #[arg(long, default_value = ".")]
+        root: String,
+        #[command(flatten)]
+        analysis: AnalysisArgs,
+    },
     /// Print the documentation of a rule (e.g. `cudalint explain CL301`), or list the rules.
     Explain { code: Option<String> },
 }
@@ -171,6 +183,29 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Explain { code } => explain(code.as_deref()),
+        Command::Ncu {
+            report,
+            root,
+            analysis,
+        } => {
+            let settings = match settings(&analysis, false) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("cudalint: error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            match ncu::run(&report, std::path::Path::new(&root), &settings) {
+                Ok((text, clean)) => {
+                    print!("{text}");
+                    ExitCode::from(if clean { 0 } else { 1 })
+                }
+                Err(e) => {
+                    eprintln!("cudalint: error: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
         Command::Check {
             paths,
             format,

@@ -1,0 +1,421 @@
+//! `cudalint ncu`: holds cudalint's predictions against a user's own Nsight Compute profile.
+//! Reads the per-source-line export (`ncu -i rep.ncu-rep --page source --csv --print-source
+//! cuda,sass`, or the report itself when `ncu` is on PATH), lines each measured
+//! (line, space, op) up with what cudalint predicts for the same line, and says where they
+//! agree, where the hardware saw waste cudalint did not report, and where cudalint warned
+//! about waste the hardware did not see.
+
+use cudalint_rules::{AccessRecord, FileReport, Input, Settings};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Per (file, line, space, op): instructions executed and the sums ncu reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Measured {
+    pub file: String,
+    pub line: usize,
+    pub space: String,
+    pub op: String,
+    pub bytes: i64,
+    pub executed: f64,
+    pub sectors: f64,
+    pub ideal_sectors: f64,
+    /// Σ n-way × executed (shared).
+    pub nway_weighted: f64,
+}
+
+impl Measured {
+    /// Global: sectors per request, ideal. Shared: wavefronts per request, ideal for the size.
+    pub fn figures(&self) -> (f64, f64) {
+        let n = self.executed.max(1.0);
+        if self.space == "global" {
+            (self.sectors / n, self.ideal_sectors / n)
+        } else {
+            let ideal = match self.bytes {
+                0..=4 => 1.0,
+                5..=8 => 2.0,
+                _ => 4.0,
+            };
+            (self.nway_weighted / n, ideal)
+        }
+    }
+
+    fn wasteful(&self) -> bool {
+        let (v, ideal) = self.figures();
+        if self.space == "global" {
+            v >= 2.0 * ideal - 0.01
+        } else {
+            v > ideal + 0.01
+        }
+    }
+}
+
+const REQUIRED: &[&str] = &[
+    "Address Space",
+    "Access Operation",
+    "Instructions Executed",
+    "L2 Theoretical Sectors Global",
+    "L2 Theoretical Sectors Global Ideal",
+    "L1 Conflicts Shared N-Way",
+];
+
+const HOW: &str = "export it with: ncu -i REPORT.ncu-rep --page source --csv --print-source cuda,sass > lines.csv";
+
+/// Parses the CSV export. A file that is not one is an error that says what it lacks.
+pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut out: BTreeMap<(String, usize, String, String, i64), Measured> = BTreeMap::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut header: Option<BTreeMap<String, usize>> = None;
+    let mut file = String::new();
+    let mut function = String::new();
+    let mut line: Option<usize> = None;
+    let mut saw_file = false;
+    for (n, record) in reader.records().enumerate() {
+        let record = record.map_err(|e| format!("not a CSV file ({e})"))?;
+        let first = record.get(0).unwrap_or("");
+        match first {
+            "File Path" => {
+                file = record.get(1).unwrap_or("").to_string();
+                saw_file = true;
+                continue;
+            }
+            "Function Name" => {
+                function = record.get(1).unwrap_or("").to_string();
+                continue;
+            }
+            "Line No" => {
+                let mut cols = BTreeMap::new();
+                for (i, name) in record.iter().enumerate() {
+                    cols.entry(name.to_string()).or_insert(i);
+                }
+                if let Some(missing) = REQUIRED.iter().find(|c| !cols.contains_key(**c)) {
+                    return Err(format!(
+                        "an ncu source export without the `{missing}` column: it needs the SourceCounters section and SASS rows; {HOW}"
+                    ));
+                }
+                header = Some(cols);
+                continue;
+            }
+            _ => {}
+        }
+        if !saw_file && n > 2 {
+            return Err(format!(
+                "not an ncu per-source-line CSV export (no `File Path` row); {HOW}"
+            ));
+        }
+        let Some(cols) = &header else { continue };
+        let get = |name: &str| cols.get(name).and_then(|&i| record.get(i)).unwrap_or("");
+        if let Ok(l) = first.trim().parse::<usize>() {
+            line = Some(l);
+            continue;
+        }
+        let space = match get("Address Space") {
+            "Global" => "global",
+            "Shared" => "shared",
+            _ => continue,
+        };
+        let Some(l) = line else { continue };
+        let executed: f64 = get("Instructions Executed").parse().unwrap_or(0.0);
+        if executed == 0.0 {
+            continue;
+        }
+        // each kernel's block can appear twice in an export: count an instruction once
+        if !seen.insert((function.clone(), l, get("Address").to_string())) {
+            continue;
+        }
+        let op = match get("Access Operation").to_ascii_lowercase() {
+            o if o.starts_with("load") || o == "read" => "load",
+            o if o.starts_with("store") || o == "write" => "store",
+            _ => "atomic",
+        };
+        // one record per access size too: a line with an LDS.128 and scalar LDS is two accesses
+        let bytes = get("Access Size")
+            .parse::<f64>()
+            .map(|b| (b / 8.0) as i64)
+            .unwrap_or(4);
+        let m = out
+            .entry((file.clone(), l, space.to_string(), op.to_string(), bytes))
+            .or_insert_with(|| Measured {
+                file: file.clone(),
+                line: l,
+                space: space.to_string(),
+                op: op.to_string(),
+                bytes,
+                ..Measured::default()
+            });
+        m.executed += executed;
+        m.sectors += get("L2 Theoretical Sectors Global")
+            .parse::<f64>()
+            .unwrap_or(0.0);
+        m.ideal_sectors += get("L2 Theoretical Sectors Global Ideal")
+            .parse::<f64>()
+            .unwrap_or(0.0);
+        m.nway_weighted += get("L1 Conflicts Shared N-Way")
+            .parse::<f64>()
+            .unwrap_or(0.0)
+            * executed;
+    }
+    if header.is_none() {
+        return Err(format!(
+            "not an ncu per-source-line CSV export (no `Line No` header); {HOW}"
+        ));
+    }
+    Ok(out.into_values().collect())
+}
+
+/// Reads a report: the CSV export, or a `.ncu-rep` through `ncu` when it is on PATH.
+pub fn read_report(path: &str) -> Result<String, String> {
+    if path.ends_with(".ncu-rep") {
+        let out = std::process::Command::new("ncu")
+            .args([
+                "-i",
+                path,
+                "--page",
+                "source",
+                "--csv",
+                "--print-source",
+                "cuda,sass",
+            ])
+            .output()
+            .map_err(|e| {
+                format!("{path}: reading a .ncu-rep needs `ncu` on PATH ({e}); or {HOW}")
+            })?;
+        if !out.status.success() {
+            return Err(format!(
+                "{path}: ncu could not export it: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        return String::from_utf8(out.stdout)
+            .map_err(|_| format!("{path}: ncu's export is not UTF-8"));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("{path}: not a text file; {HOW}"))
+}
+
+/// The local file for a path recorded on the profiling machine: the longest suffix of it that
+/// exists under `root`, else the path as written.
+pub fn locate(recorded: &str, root: &Path) -> Option<PathBuf> {
+    let parts: Vec<&str> = recorded.split('/').filter(|s| !s.is_empty()).collect();
+    (0..parts.len())
+        .map(|k| root.join(parts[k..].join("/")))
+        .find(|c| c.is_file())
+        .or_else(|| Some(PathBuf::from(recorded)).filter(|p| p.is_file()))
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Verdict {
+    Agree,
+    /// The hardware saw waste cudalint did not report.
+    Missed,
+    /// cudalint reported waste the hardware did not see.
+    FalseAlarm,
+    /// Both call it wasteful (or not) but the figures differ by more than 10%.
+    Differs,
+    /// No access of cudalint's on that line (inlined from elsewhere, not analysed).
+    Unpredicted,
+    /// cudalint sees the access but gives no figure (data-dependent, unknown).
+    Unpriced,
+}
+
+pub struct Row {
+    pub measured: Measured,
+    pub local: String,
+    pub predicted: Option<(f64, f64)>,
+    pub verdict: Verdict,
+    pub text: String,
+}
+
+pub fn compare(
+    measured: &[Measured],
+    reports: &[FileReport],
+    locals: &BTreeMap<String, String>,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for m in measured {
+        let Some(local) = locals.get(&m.file) else {
+            continue;
+        };
+        let report = reports.iter().find(|r| &r.path == local);
+        let mut mine: Vec<&AccessRecord> = report
+            .map(|r| {
+                r.accesses
+                    .iter()
+                    .filter(|a| a.line == m.line && a.space == m.space && a.op == m.op)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if mine.iter().any(|a| a.bytes == m.bytes) {
+            mine.retain(|a| a.bytes == m.bytes);
+        }
+        // a finding of the same access kind on that line (messages start "global load ...")
+        let kind = format!("{} {}", m.space, m.op);
+        let flagged = report.is_some_and(|r| {
+            r.diagnostics.iter().any(|d| {
+                d.at.line == m.line
+                    && matches!(d.code, "CL201" | "CL202" | "CL204" | "CL301")
+                    && d.message.starts_with(&kind)
+            })
+        });
+        let figures: Vec<(f64, f64)> = mine
+            .iter()
+            .filter_map(|a| match m.space.as_str() {
+                "global" => Some((a.sectors_per_request?, a.ideal_sectors_per_request?)),
+                _ => Some((a.wavefronts_per_request?, a.ideal_wavefronts_per_request?)),
+            })
+            .collect();
+        let predicted = (!figures.is_empty()).then(|| {
+            let n = figures.len() as f64;
+            (
+                figures.iter().map(|f| f.0).sum::<f64>() / n,
+                figures.iter().map(|f| f.1).sum::<f64>() / n,
+            )
+        });
+        let (meas, _) = m.figures();
+        let verdict = match predicted {
+            None if !mine.is_empty() => Verdict::Unpriced,
+            None => Verdict::Unpredicted,
+            Some(_) if m.wasteful() && !flagged => Verdict::Missed,
+            Some(_) if !m.wasteful() && flagged => Verdict::FalseAlarm,
+            Some((p, _)) if (p - meas).abs() > 0.1 * meas.max(1.0) => Verdict::Differs,
+            Some(_) => Verdict::Agree,
+        };
+        let text = mine
+            .iter()
+            .map(|a| a.text.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        rows.push(Row {
+            measured: m.clone(),
+            local: local.clone(),
+            predicted,
+            verdict,
+            text,
+        });
+    }
+    rows
+}
+
+fn num(x: f64) -> String {
+    if (x - x.round()).abs() < 0.005 {
+        format!("{}", x.round() as i64)
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+pub fn render(rows: &[Row]) -> String {
+    let mut s = String::from("location                       space  op      measured    predicted  verdict      access\n");
+    for r in rows {
+        let (m, mi) = r.measured.figures();
+        let pred = r
+            .predicted
+            .map(|(p, i)| format!("{}/{}", num(p), num(i)))
+            .unwrap_or_else(|| "-".into());
+        let verdict = match r.verdict {
+            Verdict::Agree => "agree",
+            Verdict::Missed => "MISSED",
+            Verdict::FalseAlarm => "FALSE ALARM",
+            Verdict::Differs => "differs",
+            Verdict::Unpredicted => "no access",
+            Verdict::Unpriced => "not priced",
+        };
+        let loc = format!(
+            "{}:{}",
+            r.local.rsplit('/').next().unwrap_or(&r.local),
+            r.measured.line
+        );
+        s.push_str(&format!(
+            "{loc:<30} {:<6} {:<6} {:>9}  {:>11}  {verdict:<11}  {}\n",
+            r.measured.space,
+            r.measured.op,
+            format!("{}/{}", num(m), num(mi)),
+            pred,
+            r.text
+        ));
+    }
+    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    s.push_str(&format!(
+        "{} measured lines: {} agree, {} differ in figure, {} missed (waste the hardware saw, not reported), {} false alarms (reported, not seen), {} not priced by cudalint, {} with no access of cudalint's\n",
+        rows.len(),
+        count(Verdict::Agree),
+        count(Verdict::Differs),
+        count(Verdict::Missed),
+        count(Verdict::FalseAlarm),
+        count(Verdict::Unpriced),
+        count(Verdict::Unpredicted)
+    ));
+    s
+}
+
+/// The whole command. Returns the exit code: 0 when nothing was missed or falsely reported,
+/// 1 otherwise, 2 when the report cannot be read.
+pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bool), String> {
+    let text = read_report(report)?;
+    let measured = parse(&text).map_err(|e| format!("{report}: {e}"))?;
+    let mut locals = BTreeMap::new();
+    let mut inputs = Vec::new();
+    let mut unfound = Vec::new();
+    for m in &measured {
+        if locals.contains_key(&m.file) || unfound.contains(&m.file) {
+            continue;
+        }
+        match locate(&m.file, root) {
+            Some(p) => {
+                let path = p.to_string_lossy().into_owned();
+                if let Ok(t) = std::fs::read_to_string(&p) {
+                    inputs.push(Input::new(path.clone(), t));
+                }
+                locals.insert(m.file.clone(), path);
+            }
+            None => unfound.push(m.file.clone()),
+        }
+    }
+    crate::inputs::add_included(&mut inputs);
+    if inputs.is_empty() {
+        return Err(format!(
+            "{report}: none of its source files is under {} (recorded as {})",
+            root.display(),
+            unfound.join(", ")
+        ));
+    }
+    let reports = cudalint_rules::check(&inputs, settings);
+    let rows = compare(&measured, &reports, &locals);
+    let mut out = render(&rows);
+    for f in unfound {
+        out.push_str(&format!(
+            "note: {f} (a file of the profile) is not under {}: its lines are left out\n",
+            root.display()
+        ));
+    }
+    let clean = rows
+        .iter()
+        .all(|r| !matches!(r.verdict, Verdict::Missed | Verdict::FalseAlarm));
+    Ok((out, clean))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_what_is_not_an_ncu_export() {
+        assert!(parse("a,b,c\n1,2,3\n4,5,6\n7,8,9\n")
+            .unwrap_err()
+            .contains("not an ncu"));
+        let no_sass = "\"File Path\",\"/x.cu\"\n\"Function Name\",\"k()\"\n\"Line No\",\"Source\"\n\"1\",\"x\"\n";
+        assert!(parse(no_sass).unwrap_err().contains("Address Space"));
+    }
+
+    #[test]
+    fn locates_a_recorded_path_by_its_suffix() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let found = locate("/elsewhere/machine/src/main.rs", root).unwrap();
+        assert!(found.ends_with("src/main.rs"));
+        assert!(locate("/nowhere/at/all.cu", root).is_none());
+    }
+}
