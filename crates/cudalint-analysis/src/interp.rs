@@ -60,6 +60,8 @@ pub struct FieldInfo {
     pub name: String,
     pub struct_name: String,
     pub struct_size: i64,
+    /// The struct's alignment: nvcc widens field loads only up to it.
+    pub struct_align: i64,
     pub offset: i64,
 }
 
@@ -1070,12 +1072,13 @@ impl<'p> KernelRun<'p> {
                     place.ptr.path = None;
                     return Some(place);
                 };
-                let struct_size = self.layout_of(&ty).map(|l| l.size).unwrap_or(0);
+                let (struct_size, struct_align) = self.layout_of(&ty).map(|l| (l.size, l.align)).unwrap_or((0, 0));
                 place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
                 place.field = Some(FieldInfo {
                     name: field.clone(),
                     struct_name: ty.name.clone(),
                     struct_size,
+                    struct_align,
                     offset: off + place.field.as_ref().map(|f| f.offset).unwrap_or(0),
                 });
                 place.bytes = fl.size;
