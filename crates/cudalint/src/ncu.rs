@@ -22,6 +22,9 @@ pub struct Measured {
     pub ideal_sectors: f64,
     /// Σ n-way × executed (shared).
     pub nway_weighted: f64,
+    /// Whether any one instruction of the line is wasteful (two accesses on a line, one
+    /// strided, must not average into "fine").
+    pub any_waste: bool,
 }
 
 impl Measured {
@@ -41,12 +44,7 @@ impl Measured {
     }
 
     fn wasteful(&self) -> bool {
-        let (v, ideal) = self.figures();
-        if self.space == "global" {
-            v >= 2.0 * ideal - 0.01
-        } else {
-            v > ideal + 0.01
-        }
+        self.any_waste
     }
 }
 
@@ -147,17 +145,19 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
                 bytes,
                 ..Measured::default()
             });
+        let sectors = get("L2 Theoretical Sectors Global").parse::<f64>().unwrap_or(0.0);
+        let ideal = get("L2 Theoretical Sectors Global Ideal").parse::<f64>().unwrap_or(0.0);
+        let nway = get("L1 Conflicts Shared N-Way").parse::<f64>().unwrap_or(0.0);
+        let ideal_nway = match bytes {
+            0..=4 => 1.0,
+            5..=8 => 2.0,
+            _ => 4.0,
+        };
+        m.any_waste |= if space == "global" { sectors >= 2.0 * ideal - 0.01 * executed } else { nway > ideal_nway + 0.01 };
         m.executed += executed;
-        m.sectors += get("L2 Theoretical Sectors Global")
-            .parse::<f64>()
-            .unwrap_or(0.0);
-        m.ideal_sectors += get("L2 Theoretical Sectors Global Ideal")
-            .parse::<f64>()
-            .unwrap_or(0.0);
-        m.nway_weighted += get("L1 Conflicts Shared N-Way")
-            .parse::<f64>()
-            .unwrap_or(0.0)
-            * executed;
+        m.sectors += sectors;
+        m.ideal_sectors += ideal;
+        m.nway_weighted += nway * executed;
     }
     if header.is_none() {
         return Err(format!(
