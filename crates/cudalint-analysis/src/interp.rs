@@ -1072,7 +1072,10 @@ impl<'p> KernelRun<'p> {
                     place.ptr.path = None;
                     return Some(place);
                 };
-                let (struct_size, struct_align) = self.layout_of(&ty).map(|l| (l.size, l.align)).unwrap_or((0, 0));
+                let (struct_size, struct_align) = self
+                    .layout_of(&ty)
+                    .map(|l| (l.size, l.align))
+                    .unwrap_or((0, 0));
                 place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
                 place.field = Some(FieldInfo {
                     name: field.clone(),

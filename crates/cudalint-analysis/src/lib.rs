@@ -298,7 +298,11 @@ fn vector_merges(
         let f = a.field.as_ref()?;
         // a vector access needs the element aligned to its size: float2/float4/uchar4 are, a
         // struct of four floats is only 4-byte aligned and stays four scalar loads
-        if !matches!(f.struct_size, 2 | 4 | 8 | 16) || f.struct_align < f.struct_size || a.bytes >= f.struct_size || a.addr.data {
+        if !matches!(f.struct_size, 2 | 4 | 8 | 16)
+            || f.struct_align < f.struct_size
+            || a.bytes >= f.struct_size
+            || a.addr.data
+        {
             return None;
         }
         let addr = sym::add(a.addr.clone(), sym::konst(-f.offset));

@@ -145,15 +145,25 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
                 bytes,
                 ..Measured::default()
             });
-        let sectors = get("L2 Theoretical Sectors Global").parse::<f64>().unwrap_or(0.0);
-        let ideal = get("L2 Theoretical Sectors Global Ideal").parse::<f64>().unwrap_or(0.0);
-        let nway = get("L1 Conflicts Shared N-Way").parse::<f64>().unwrap_or(0.0);
+        let sectors = get("L2 Theoretical Sectors Global")
+            .parse::<f64>()
+            .unwrap_or(0.0);
+        let ideal = get("L2 Theoretical Sectors Global Ideal")
+            .parse::<f64>()
+            .unwrap_or(0.0);
+        let nway = get("L1 Conflicts Shared N-Way")
+            .parse::<f64>()
+            .unwrap_or(0.0);
         let ideal_nway = match bytes {
             0..=4 => 1.0,
             5..=8 => 2.0,
             _ => 4.0,
         };
-        m.any_waste |= if space == "global" { sectors >= 2.0 * ideal - 0.01 * executed } else { nway > ideal_nway + 0.01 };
+        m.any_waste |= if space == "global" {
+            sectors >= 2.0 * ideal - 0.01 * executed
+        } else {
+            nway > ideal_nway + 0.01
+        };
         m.executed += executed;
         m.sectors += sectors;
         m.ideal_sectors += ideal;
