@@ -3,6 +3,7 @@
 mod inputs;
 mod ncu;
 mod render;
+mod sarif;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
@@ -25,6 +26,18 @@ struct Cli {
 enum Format {
     Text,
     Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum CheckFormat {
+    /// codespan-reporting diagnostics
+    Text,
+    /// the diagnostics as JSON (stable fields, see the README)
+    Json,
+    /// SARIF 2.1.0, for code scanning
+    Sarif,
+    /// GitHub Actions workflow commands (annotations)
+    Github,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq)]
@@ -80,7 +93,7 @@ enum Command {
         #[arg(default_value = ".")]
         paths: Vec<String>,
         #[arg(long, value_enum, default_value = "text")]
-        format: Format,
+        format: CheckFormat,
         /// Exit 1 when a finding at or above this severity is reported.
         #[arg(long, value_enum, default_value = "warning")]
         fail_on: FailOn,
@@ -219,12 +232,14 @@ fn main() -> ExitCode {
                 Err(code) => return code,
             };
             match format {
-                Format::Text => {
+                CheckFormat::Text => {
                     let mut out = StandardStream::stdout(color.choice());
                     let _ = render::text(&reports, &collected.inputs, &mut out);
                     let _ = writeln!(out, "{}", render::summary(&reports));
                 }
-                Format::Json => println!("{}", render::check_json(&reports, &errors)),
+                CheckFormat::Json => println!("{}", render::check_json(&reports, &errors)),
+                CheckFormat::Sarif => println!("{}", sarif::render(&reports, &collected.inputs)),
+                CheckFormat::Github => print!("{}", sarif::github(&reports)),
             }
             if !errors.is_empty() {
                 return ExitCode::from(2);
