@@ -69,7 +69,7 @@ fn result(d: &Diagnostic, inputs: &[Input]) -> Value {
         .collect();
     let mut text = d.message.clone();
     for n in &d.notes {
-        text.push_str("\n");
+        text.push('\n');
         text.push_str(n);
     }
     let mut r = json!({
