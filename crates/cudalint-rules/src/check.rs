@@ -169,7 +169,7 @@ pub fn check_parsed(
     let reported = |f: usize| !inputs[f].context;
     for result in &results {
         for s in &result.skipped {
-            if settings.show_unanalysed && reported(s.loc.0) {
+            if reported(s.loc.0) {
                 reports[s.loc.0]
                     .diagnostics
                     .push(rules::not_analysed::check_kernel(s, &ctx));
@@ -180,11 +180,7 @@ pub fn check_parsed(
                 continue;
             }
             if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
-                let enabled = crate::codes::rule(d.code).is_some_and(|r| r.default_enabled)
-                    || settings.show_unanalysed;
-                if enabled {
-                    reports[a.loc.0].diagnostics.push(d);
-                }
+                reports[a.loc.0].diagnostics.push(d);
             }
             reports[a.loc.0].accesses.push(record(a, &ctx));
         }
@@ -193,8 +189,7 @@ pub fn check_parsed(
         if let Some(p) = p {
             // kernels whose definition the parser lost entirely
             for e in &p.model.stray_errors {
-                if settings.show_unanalysed
-                    && ctx.texts[fi]
+                if ctx.texts[fi]
                         .get(e.range())
                         .is_some_and(|t| t.contains("__global__"))
                 {
@@ -209,6 +204,18 @@ pub fn check_parsed(
                 }
             }
         }
+    }
+    // suppressions see every finding (a suppressed CL102 is used even while CL1xx is off);
+    // then what is not enabled is dropped, and the suppressions' own findings are added
+    for (fi, r) in reports.iter_mut().enumerate() {
+        let sups = crate::suppress::parse(ctx.texts[fi]);
+        let mut meta = crate::suppress::apply(&mut r.diagnostics, &sups, |b| {
+            ctx.pos((fi, cudalint_syntax::Span::new(b.start, b.end)))
+        });
+        r.diagnostics.retain(|d| {
+            settings.show_unanalysed || crate::codes::rule(d.code).is_some_and(|x| x.default_enabled)
+        });
+        r.diagnostics.append(&mut meta);
     }
     let mut reports: Vec<FileReport> = reports
         .into_iter()

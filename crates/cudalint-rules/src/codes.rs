@@ -1,5 +1,5 @@
-//! Every rule code, in one table. Codes are never reused: CL1xx could not analyse,
-//! CL2xx global memory, CL3xx shared memory.
+//! Every rule code, in one table. Codes are never reused: CL0xx suppressions and
+//! configuration, CL1xx could not analyse, CL2xx global memory, CL3xx shared memory.
 
 use crate::diagnostic::Severity;
 
@@ -16,6 +16,22 @@ pub struct Rule {
 }
 
 pub const RULES: &[Rule] = &[
+    Rule {
+        code: "CL001",
+        name: "suppression-without-reason",
+        severity: Severity::Warning,
+        summary: "a cudalint-ignore comment gives no reason",
+        doc: include_str!("../docs/CL001.md"),
+        default_enabled: true,
+    },
+    Rule {
+        code: "CL002",
+        name: "unused-suppression",
+        severity: Severity::Warning,
+        summary: "a cudalint-ignore comment suppresses nothing",
+        doc: include_str!("../docs/CL002.md"),
+        default_enabled: true,
+    },
     Rule {
         code: "CL101",
         name: "kernel-not-analysed",

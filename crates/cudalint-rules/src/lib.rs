@@ -5,6 +5,7 @@ pub mod check;
 pub mod codes;
 pub mod diagnostic;
 pub mod rules;
+pub mod suppress;
 
 pub use check::{check, AccessRecord, FileReport, Input, Settings};
 pub use codes::{Rule, RULES};
