@@ -192,6 +192,9 @@ pub struct KernelRun<'p> {
     macro_depth: usize,
     eval_depth: usize,
     steps: usize,
+    /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
+    /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
+    in_registers: Vec<(Space, Rc<str>, Sym, i64, Sym)>,
 }
 
 /// Statements visited per kernel, inlined calls included: a bound on work for generated input.
@@ -222,6 +225,7 @@ impl<'p> KernelRun<'p> {
             macro_depth: 0,
             eval_depth: 0,
             steps: 0,
+            in_registers: Vec::new(),
         }
     }
 
@@ -415,13 +419,17 @@ impl<'p> KernelRun<'p> {
                     self.mask = sym::and(saved.clone(), c.clone());
                 }
                 let before = self.scopes.clone();
+                // what a branch loads or stores is not known to be in registers after it
+                self.in_registers.clear();
                 self.stmts(then);
                 let then_returns = ends_with_return(then);
                 let after_then = std::mem::replace(&mut self.scopes, before.clone());
                 if maskable {
                     self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
                 }
+                self.in_registers.clear();
                 self.stmts(els);
+                self.in_registers.clear();
                 self.mask = saved;
                 self.merge_branches(&c, &before, &after_then);
                 // `if (i >= n) return;` leaves only the other lanes running
@@ -594,7 +602,10 @@ impl<'p> KernelRun<'p> {
             }
         }
         self.loop_stack.push(id);
+        // iterations after the first do not see the values held before the loop
+        self.in_registers.clear();
         self.stmts(body);
+        self.in_registers.clear();
         self.loop_stack.pop();
         self.mask = saved;
     }
@@ -1135,7 +1146,57 @@ impl<'p> KernelRun<'p> {
         }
     }
 
+    /// Whether the value at `place` is already in a register of this thread (loaded or stored
+    /// by it before, with nothing since that could change it), and keeps the register view
+    /// up to date for this access.
+    fn in_register(&mut self, place: &Place, op: AccessOp) -> bool {
+        let p = &place.ptr;
+        if !matches!(p.space, Space::Global | Space::Shared)
+            || p.offset.data
+            || p.offset.unknown_reason().is_some()
+        {
+            return false;
+        }
+        let same = |e: &(Space, Rc<str>, Sym, i64, Sym)| {
+            e.0 == p.space
+                && e.1 == p.base
+                && e.3 == place.bytes
+                && Rc::ptr_eq(&e.4, &self.mask)
+                && sym::same(&e.2, &p.offset)
+        };
+        match op {
+            AccessOp::Load => {
+                if self.in_registers.iter().any(same) {
+                    return true;
+                }
+            }
+            AccessOp::Store | AccessOp::Atomic => {
+                // global pointers may alias each other; shared arrays do not
+                let (space, base) = (p.space, p.base.clone());
+                self.in_registers
+                    .retain(|e| e.0 != space || (space == Space::Shared && e.1 != base));
+                if op == AccessOp::Atomic {
+                    return false;
+                }
+            }
+        }
+        self.in_registers.push((
+            p.space,
+            p.base.clone(),
+            p.offset.clone(),
+            place.bytes,
+            self.mask.clone(),
+        ));
+        if self.in_registers.len() > 64 {
+            self.in_registers.remove(0);
+        }
+        false
+    }
+
     fn record(&mut self, place: &Place, span: Span, op: AccessOp, idx_expr: Option<&Expr>) {
+        if self.in_register(place, op) {
+            return;
+        }
         let lane_term = idx_expr
             .and_then(|e| self.access_lane_term(e))
             .map(|s| self.loc(s));
@@ -1437,6 +1498,8 @@ impl<'p> KernelRun<'p> {
             | "__threadfence_block"
             | "printf"
             | "assert" => {
+                // other threads' writes become visible: nothing is known to be in registers
+                self.in_registers.clear();
                 for a in args {
                     self.rvalue(a);
                 }
@@ -1546,6 +1609,8 @@ impl<'p> KernelRun<'p> {
                 return Val::Int(sym::konst(s.as_const().unwrap_or(0).abs()));
             }
         }
+        // a call cudalint cannot see into may write memory
+        self.in_registers.clear();
         Val::Unknown(format!("result of `{name}`").into())
     }
 }

@@ -87,6 +87,28 @@ fn node(kind: SymKind) -> Sym {
     })
 }
 
+/// Structural equality (the same expression built twice), bounded by the size cap.
+pub fn same(a: &Sym, b: &Sym) -> bool {
+    if Rc::ptr_eq(a, b) {
+        return true;
+    }
+    if a.size != b.size {
+        return false;
+    }
+    match (&a.kind, &b.kind) {
+        (SymKind::Const(x), SymKind::Const(y)) => x == y,
+        (SymKind::Var(x), SymKind::Var(y)) => x == y,
+        (SymKind::Un(o, x), SymKind::Un(p, y)) => o == p && same(x, y),
+        (SymKind::Bin(o, x1, x2), SymKind::Bin(p, y1, y2)) => {
+            o == p && same(x1, y1) && same(x2, y2)
+        }
+        (SymKind::Select(c, x1, x2), SymKind::Select(d, y1, y2)) => {
+            same(c, d) && same(x1, y1) && same(x2, y2)
+        }
+        _ => false,
+    }
+}
+
 pub fn konst(v: i64) -> Sym {
     node(SymKind::Const(v))
 }

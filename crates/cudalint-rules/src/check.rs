@@ -190,8 +190,8 @@ pub fn check_parsed(
             // kernels whose definition the parser lost entirely
             for e in &p.model.stray_errors {
                 if ctx.texts[fi]
-                        .get(e.range())
-                        .is_some_and(|t| t.contains("__global__"))
+                    .get(e.range())
+                    .is_some_and(|t| t.contains("__global__"))
                 {
                     let s = analysis::Skipped {
                         loc: (fi, *e),
@@ -213,7 +213,8 @@ pub fn check_parsed(
             ctx.pos((fi, cudalint_syntax::Span::new(b.start, b.end)))
         });
         r.diagnostics.retain(|d| {
-            settings.show_unanalysed || crate::codes::rule(d.code).is_some_and(|x| x.default_enabled)
+            settings.show_unanalysed
+                || crate::codes::rule(d.code).is_some_and(|x| x.default_enabled)
         });
         r.diagnostics.append(&mut meta);
     }

@@ -86,7 +86,11 @@ fn meta(code: &'static str, at: Position, message: String) -> Diagnostic {
 
 /// Removes suppressed findings from `diags` (all findings produced, enabled or not) and
 /// returns the suppressions' own findings (missing reasons, unused suppressions).
-pub fn apply(diags: &mut Vec<Diagnostic>, sups: &[Suppression], pos: impl Fn(std::ops::Range<usize>) -> Position) -> Vec<Diagnostic> {
+pub fn apply(
+    diags: &mut Vec<Diagnostic>,
+    sups: &[Suppression],
+    pos: impl Fn(std::ops::Range<usize>) -> Position,
+) -> Vec<Diagnostic> {
     let mut used = vec![false; sups.len()];
     diags.retain(|d| {
         let hit = sups.iter().position(|s| s.covers(d.code, d.at.line));
@@ -98,17 +102,35 @@ pub fn apply(diags: &mut Vec<Diagnostic>, sups: &[Suppression], pos: impl Fn(std
     let mut out = Vec::new();
     for (s, used) in sups.iter().zip(used) {
         let at = pos(s.bytes.clone());
-        let what = if s.codes.is_empty() { "no code".to_string() } else { s.codes.join(", ") };
+        let what = if s.codes.is_empty() {
+            "no code".to_string()
+        } else {
+            s.codes.join(", ")
+        };
         if s.codes.is_empty() {
             out.push(meta("CL002", at.clone(), "cudalint-ignore names no code: it suppresses nothing (write `cudalint-ignore CL301: reason`)".into()));
             continue;
         }
         if s.reason.is_none() {
-            out.push(meta("CL001", at.clone(), format!("suppression of {what} gives no reason: say why after a colon")));
+            out.push(meta(
+                "CL001",
+                at.clone(),
+                format!("suppression of {what} gives no reason: say why after a colon"),
+            ));
         }
         if !used {
-            let scope = if s.file_wide { "in this file" } else if s.own_line { "on this line or the next" } else { "on this line" };
-            out.push(meta("CL002", at, format!("suppression of {what} suppresses nothing: no such finding {scope}")));
+            let scope = if s.file_wide {
+                "in this file"
+            } else if s.own_line {
+                "on this line or the next"
+            } else {
+                "on this line"
+            };
+            out.push(meta(
+                "CL002",
+                at,
+                format!("suppression of {what} suppresses nothing: no such finding {scope}"),
+            ));
         }
     }
     out
