@@ -183,6 +183,107 @@ fn a_launch_with_a_runtime_block_is_named_and_headers_lend_their_names() {
 }
 
 #[test]
+fn cudalint_toml_is_found_per_file_and_its_options_apply() {
+    let dir = scratch("config");
+    std::fs::create_dir_all(dir.join("legacy")).unwrap();
+    std::fs::create_dir_all(dir.join("tuned")).unwrap();
+    // k: in[t * 2] is 8/4 (CL201); tile: a 32-way conflict on a [32][32] tile read by column
+    let kernels = "__global__ void k(const float* in, float* out) {\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  out[t] = in[t * 2];\n}\n\
+                   __global__ void wide(const float* in, float* out, int W) { out[threadIdx.x] = in[threadIdx.y * W + threadIdx.x]; }\n";
+    std::fs::write(dir.join("a.cu"), kernels).unwrap();
+    std::fs::write(dir.join("legacy/old.cu"), kernels).unwrap();
+    std::fs::write(dir.join("tuned/t.cu"), kernels).unwrap();
+    std::fs::write(
+        dir.join("cudalint.toml"),
+        "fail-on = \"error\"\n[severity]\nCL201 = \"info\"\n[per-file-ignores]\n\"legacy/**\" = [\"CL2\"]\n",
+    )
+    .unwrap();
+    // the nearest configuration wins for tuned/: a per-kernel block (16 wide) and a parameter
+    std::fs::write(
+        dir.join("tuned/cudalint.toml"),
+        "[kernels.wide]\nblock = [16, 16]\n[params]\nW = 1024\n",
+    )
+    .unwrap();
+    let out = common::json(&["check", "--format", "json", &s(&dir)]);
+    let diags = out["diagnostics"].as_array().unwrap();
+    let of = |file: &str| -> Vec<&serde_json::Value> {
+        diags
+            .iter()
+            .filter(|d| d["at"]["file"].as_str().unwrap().ends_with(file))
+            .collect()
+    };
+    // a.cu: CL201 made info by the root configuration
+    assert!(
+        of("/a.cu")
+            .iter()
+            .any(|d| d["code"] == "CL201" && d["severity"] == "info"),
+        "{out}"
+    );
+    // legacy/: CL2 ignored by glob
+    assert!(of("legacy/old.cu").is_empty(), "{out}");
+    // tuned/: its own configuration (no severity override), and `wide` runs 16x16: a warp is
+    // two rows of 16 lanes W apart: 4 sectors, coalesced, no finding for it
+    let tuned = of("tuned/t.cu");
+    assert!(
+        tuned
+            .iter()
+            .all(|d| d["kernel"] == "k" && d["severity"] == "warning"),
+        "{out}"
+    );
+    let audit = common::json(&["audit", "--format", "json", &s(&dir.join("tuned/t.cu"))]);
+    let wide = audit["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["kernel"] == "wide" && a["op"] == "load")
+        .unwrap();
+    assert_eq!(wide["block"], serde_json::json!([16, 16, 1]));
+    assert!(
+        wide["block_source"]
+            .as_str()
+            .unwrap()
+            .contains("cudalint.toml"),
+        "{wide}"
+    );
+    assert_eq!(wide["sectors_per_request"], 4.0);
+    // fail-on = "error" in the root configuration: a warning-level finding does not fail a.cu
+    assert_eq!(common::run(&["check", &s(&dir.join("a.cu"))]).code, 0);
+    // --fail-on on the command line wins, and --config replaces discovery
+    assert_eq!(
+        common::run(&["check", "--fail-on", "info", &s(&dir.join("a.cu"))]).code,
+        1
+    );
+    assert_eq!(
+        common::run(&[
+            "check",
+            "--config",
+            &s(&dir.join("tuned/cudalint.toml")),
+            &s(&dir.join("a.cu"))
+        ])
+        .code,
+        1
+    );
+}
+
+#[test]
+fn a_bad_cudalint_toml_names_its_file_line_and_key() {
+    let dir = scratch("badconfig");
+    std::fs::write(dir.join("k.cu"), GOOD).unwrap();
+    std::fs::write(
+        dir.join("cudalint.toml"),
+        "select = [\"CL2\"]\n[analysis]\nblok = [256]\n",
+    )
+    .unwrap();
+    let r = common::run(&["check", &s(&dir)]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("cudalint.toml:3:") && r.stderr.contains("blok"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn folders_are_walked_respecting_gitignore() {
     let dir = scratch("walk");
     let ok = std::process::Command::new("git")
@@ -312,4 +413,13 @@ fn explain_prints_every_rule_in_fixed_sections() {
         }
     }
     assert_eq!(common::run(&["explain", "CL999"]).code, 2);
+}
+
+#[test]
+fn every_configuration_option_is_documented_in_the_readme() {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    for (key, meaning) in cudalint_rules::config::OPTIONS {
+        let row = format!("| `{key}` | {meaning} |");
+        assert!(readme.contains(&row), "README.md lacks the row:\n{row}");
+    }
 }

@@ -25,6 +25,8 @@ pub struct Options {
     pub params: HashMap<String, i64>,
     /// Block shape when neither a launch nor `__launch_bounds__` gives one.
     pub default_block: [i64; 3],
+    /// Configured block shapes by kernel name: they take precedence over everything.
+    pub kernel_blocks: HashMap<String, [i64; 3]>,
 }
 
 impl Default for Options {
@@ -33,6 +35,7 @@ impl Default for Options {
             runtime_default: 1024,
             params: HashMap::new(),
             default_block: [256, 1, 1],
+            kernel_blocks: HashMap::new(),
         }
     }
 }
@@ -42,6 +45,8 @@ pub enum ShapeSource {
     /// From a launch site `k<<<grid, block>>>` at this location.
     Launch(Loc),
     LaunchBounds(i64),
+    /// Set for this kernel in cudalint.toml (`[kernels.NAME] block = [...]`).
+    Configured,
     /// Launches exist, but none has a block shape known statically (the first is named).
     Unresolved(Loc),
     Default,
@@ -120,6 +125,25 @@ pub fn configurations(
     options: &Options,
 ) -> Vec<(Shape, interp::Bindings)> {
     let mut out: Vec<(Shape, interp::Bindings)> = Vec::new();
+    if let Some(&block) = options.kernel_blocks.get(&kernel.name) {
+        let bindings = project
+            .launches_of(&kernel.name)
+            .next()
+            .map(|(fi, l)| {
+                interp::KernelRun::new(project, options)
+                    .eval_launch(fi, l, kernel)
+                    .bindings
+            })
+            .unwrap_or_default();
+        return vec![(
+            Shape {
+                block,
+                grid: [options.runtime_default, 1, 1],
+                source: ShapeSource::Configured,
+            },
+            bindings,
+        )];
+    }
     let mut fallback_block = options.default_block;
     let mut fallback_source = ShapeSource::Default;
     if let Some(lb) = &kernel.launch_bounds {

@@ -14,6 +14,8 @@ pub struct Input {
     pub text: String,
     /// Read only for what it defines (a header a checked file includes): not reported on.
     pub context: bool,
+    /// The cudalint.toml that governs this file, if any.
+    pub config: Option<std::sync::Arc<crate::config::Config>>,
 }
 
 impl Input {
@@ -22,6 +24,7 @@ impl Input {
             path: path.into(),
             text: text.into(),
             context: false,
+            config: None,
         }
     }
 }
@@ -31,6 +34,27 @@ pub struct Settings {
     pub analysis: Options,
     /// Report CL1xx (what could not be analysed) in `check` too.
     pub show_unanalysed: bool,
+    /// Given on the command line: these win over cudalint.toml.
+    pub block_override: Option<[i64; 3]>,
+    pub runtime_override: Option<i64>,
+}
+
+impl Settings {
+    /// The analysis options for kernels of a file: defaults and `--assume`, then the file's
+    /// cudalint.toml, then `--block` / `--runtime-default`.
+    pub fn options_for(&self, input: &Input) -> Options {
+        let mut o = match &input.config {
+            Some(c) => c.analysis(&self.analysis),
+            None => self.analysis.clone(),
+        };
+        if let Some(b) = self.block_override {
+            o.default_block = b;
+        }
+        if let Some(r) = self.runtime_override {
+            o.runtime_default = r;
+        }
+        o
+    }
 }
 
 /// One analysed access, as `audit` lists it.
@@ -147,9 +171,10 @@ pub fn check_parsed(
     };
     let jobs = analysis::kernels(&models);
     let project = analysis::Project::new(&models, &ctx.paths);
+    let options: Vec<Options> = inputs.iter().map(|i| settings.options_for(i)).collect();
     let results: Vec<analysis::Analysis> = jobs
         .par_iter()
-        .map(|&(f, k)| analysis::analyze_kernel(&project, f, k, &settings.analysis))
+        .map(|&(f, k)| analysis::analyze_kernel(&project, f, k, &options[f]))
         .collect();
 
     let mut reports: Vec<FileReport> = inputs
@@ -212,10 +237,19 @@ pub fn check_parsed(
         let mut meta = crate::suppress::apply(&mut r.diagnostics, &sups, |b| {
             ctx.pos((fi, cudalint_syntax::Span::new(b.start, b.end)))
         });
+        let config = inputs[fi].config.as_deref();
         r.diagnostics.retain(|d| {
-            settings.show_unanalysed
-                || crate::codes::rule(d.code).is_some_and(|x| x.default_enabled)
+            let default = crate::codes::rule(d.code).is_some_and(|x| x.default_enabled);
+            let on = config.map_or(default, |c| c.enabled(d.code, &inputs[fi].path, default));
+            on || (settings.show_unanalysed && d.code.starts_with("CL1"))
         });
+        if let Some(c) = config {
+            for d in &mut r.diagnostics {
+                if let Some(s) = c.severity.get(d.code) {
+                    d.severity = *s;
+                }
+            }
+        }
         r.diagnostics.append(&mut meta);
     }
     let mut reports: Vec<FileReport> = reports

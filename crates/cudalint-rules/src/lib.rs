@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod codes;
+pub mod config;
 pub mod diagnostic;
 pub mod rules;
 pub mod suppress;

@@ -115,6 +115,37 @@ pub fn add_included(inputs: &mut Vec<Input>) {
     }
 }
 
+/// Attaches to every input its configuration: the one given, or the nearest cudalint.toml
+/// above it. A configuration that does not load is an error naming its file and line.
+pub fn attach_configs(inputs: &mut [Input], given: Option<&str>) -> Result<(), String> {
+    use cudalint_rules::config::{discover, Config};
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    if let Some(path) = given {
+        let c = Arc::new(Config::load(Path::new(path))?);
+        for i in inputs.iter_mut() {
+            i.config = Some(c.clone());
+        }
+        return Ok(());
+    }
+    let mut loaded: HashMap<std::path::PathBuf, Arc<Config>> = HashMap::new();
+    for i in inputs.iter_mut() {
+        let Some(found) = discover(Path::new(&i.path)) else {
+            continue;
+        };
+        let c = match loaded.get(&found) {
+            Some(c) => c.clone(),
+            None => {
+                let c = Arc::new(Config::load(&found)?);
+                loaded.insert(found, c.clone());
+                c
+            }
+        };
+        i.config = Some(c);
+    }
+    Ok(())
+}
+
 fn io_message(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file or folder".into(),

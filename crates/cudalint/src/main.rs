@@ -80,9 +80,12 @@ struct AnalysisArgs {
     /// Value of a runtime quantity (kernel parameter, template argument), e.g. --assume Width=4096.
     #[arg(long, value_name = "NAME=VALUE")]
     assume: Vec<String>,
-    /// Value assumed for runtime quantities with no configured value.
-    #[arg(long, value_name = "N", default_value_t = 1024)]
-    runtime_default: i64,
+    /// Value assumed for runtime quantities with no configured value (default 1024).
+    #[arg(long, value_name = "N")]
+    runtime_default: Option<i64>,
+    /// Use this configuration for every file instead of the nearest cudalint.toml.
+    #[arg(long, value_name = "PATH")]
+    config: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -94,9 +97,10 @@ enum Command {
         paths: Vec<String>,
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
-        /// Exit 1 when a finding at or above this severity is reported.
-        #[arg(long, value_enum, default_value = "warning")]
-        fail_on: FailOn,
+        /// Exit 1 when a finding at or above this severity is reported (default: cudalint.toml's
+        /// `fail-on`, else warning).
+        #[arg(long, value_enum)]
+        fail_on: Option<FailOn>,
         /// Also report what could not be analysed (CL1xx).
         #[arg(long)]
         show_unanalysed: bool,
@@ -134,12 +138,19 @@ fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String>
         show_unanalysed,
         ..Settings::default()
     };
-    s.analysis.runtime_default = a.runtime_default;
+    if let Some(r) = a.runtime_default {
+        if r <= 0 {
+            return Err(format!(
+                "--runtime-default {r}: expected a positive integer"
+            ));
+        }
+        s.runtime_override = Some(r);
+    }
     if let Some(b) = &a.block {
         let parts: Result<Vec<i64>, _> = b.split(',').map(|x| x.trim().parse::<i64>()).collect();
         match parts {
             Ok(p) if !p.is_empty() && p.len() <= 3 && p.iter().all(|x| *x > 0) && p.iter().product::<i64>() <= 1024 => {
-                s.analysis.default_block = [p[0], *p.get(1).unwrap_or(&1), *p.get(2).unwrap_or(&1)];
+                s.block_override = Some([p[0], *p.get(1).unwrap_or(&1), *p.get(2).unwrap_or(&1)]);
             }
             _ => return Err(format!("--block {b}: expected 1 to 3 positive integers (at most 1024 threads), e.g. 256 or 16,16")),
         }
@@ -174,7 +185,11 @@ fn run(
         eprintln!("cudalint: error: {e}");
         ExitCode::from(2)
     })?;
-    let collected = inputs::collect(paths);
+    let mut collected = inputs::collect(paths);
+    if let Err(e) = inputs::attach_configs(&mut collected.inputs, analysis.config.as_deref()) {
+        eprintln!("cudalint: error: {e}");
+        return Err(ExitCode::from(2));
+    }
     let reports = cudalint_rules::check(&collected.inputs, &settings);
     let mut errors = collected.errors.clone();
     errors.extend(
@@ -245,10 +260,18 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let threshold = match fail_on {
-                FailOn::Error => Some(Severity::Error),
-                FailOn::Warning => Some(Severity::Warning),
-                FailOn::Info => Some(Severity::Info),
-                FailOn::Never => None,
+                Some(FailOn::Error) => Some(Severity::Error),
+                Some(FailOn::Warning) => Some(Severity::Warning),
+                Some(FailOn::Info) => Some(Severity::Info),
+                Some(FailOn::Never) => None,
+                // the configuration of the first checked file, else warning
+                None => collected
+                    .inputs
+                    .iter()
+                    .find(|i| !i.context)
+                    .and_then(|i| i.config.as_ref())
+                    .and_then(|c| c.fail_on)
+                    .unwrap_or(Some(Severity::Warning)),
             };
             let failing = threshold.is_some_and(|t| {
                 reports

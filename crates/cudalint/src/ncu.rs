@@ -386,6 +386,7 @@ pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bo
         }
     }
     crate::inputs::add_included(&mut inputs);
+    crate::inputs::attach_configs(&mut inputs, None)?;
     if inputs.is_empty() {
         return Err(format!(
             "{report}: none of its source files is under {} (recorded as {})",

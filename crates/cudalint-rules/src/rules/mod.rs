@@ -54,6 +54,7 @@ pub(crate) fn shape_text(a: &Access, ctx: &Ctx) -> String {
             format!("block {b} from the launch at {}:{}", p.file, p.line)
         }
         ShapeSource::LaunchBounds(n) => format!("block {b} from __launch_bounds__({n})"),
+        ShapeSource::Configured => format!("block {b} from cudalint.toml ([kernels.{}])", a.kernel),
         ShapeSource::Unresolved(loc) => {
             let p = ctx.pos(*loc);
             format!(
