@@ -423,3 +423,33 @@ fn every_configuration_option_is_documented_in_the_readme() {
         assert!(readme.contains(&row), "README.md lacks the row:\n{row}");
     }
 }
+
+#[test]
+fn a_baseline_hides_known_findings_across_edits_and_shows_new_ones() {
+    let dir = scratch("baseline");
+    let k = dir.join("k.cu");
+    std::fs::write(&k, GOOD).unwrap();
+    let base = dir.join("cudalint-baseline.json");
+    let w = common::run(&["check", "--write-baseline", &s(&base), &s(&k)]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert!(w.stderr.contains("wrote 1 finding"), "{}", w.stderr);
+    // lines added above the finding: still matched (by code, file, kernel, access text)
+    std::fs::write(&k, format!("// a comment\n// another\n{GOOD}")).unwrap();
+    let r = common::run(&["check", "--baseline", &s(&base), &s(&k)]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("0 findings"), "{}", r.stdout);
+    // a new wasteful access is reported
+    std::fs::write(&k, format!("{GOOD}__global__ void k2(const float* in, float* out) {{ out[threadIdx.x] = in[threadIdx.x * 8]; }}\n")).unwrap();
+    let r = common::run(&["check", "--baseline", &s(&base), "--format", "json", &s(&k)]);
+    assert_eq!(r.code, 1);
+    let out: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let diags = out["diagnostics"].as_array().unwrap();
+    assert_eq!(diags.len(), 1, "{out}");
+    assert_eq!(diags[0]["kernel"], "k2");
+    // a file that is not a baseline is refused
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"hello\": 1}").unwrap();
+    let r = common::run(&["check", "--baseline", &s(&bad), &s(&k)]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not a cudalint baseline"), "{}", r.stderr);
+}

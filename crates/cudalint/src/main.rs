@@ -1,5 +1,6 @@
 //! The `cudalint` command: a thin frontend over `cudalint_rules::check`.
 
+mod baseline;
 mod inputs;
 mod ncu;
 mod render;
@@ -104,6 +105,12 @@ enum Command {
         /// Also report what could not be analysed (CL1xx).
         #[arg(long)]
         show_unanalysed: bool,
+        /// Record today's findings in FILE (and exit 0): adopt cudalint without fixing them first.
+        #[arg(long, value_name = "FILE")]
+        write_baseline: Option<String>,
+        /// Report only findings that FILE (written by --write-baseline) does not record.
+        #[arg(long, value_name = "FILE")]
+        baseline: Option<String>,
         #[arg(long, value_enum, default_value = "auto")]
         color: Color,
         #[command(flatten)]
@@ -240,12 +247,42 @@ fn main() -> ExitCode {
             fail_on,
             show_unanalysed,
             color,
+            write_baseline,
+            baseline,
             analysis,
         } => {
-            let (collected, reports, errors) = match run(&paths, &analysis, show_unanalysed) {
+            let (collected, mut reports, errors) = match run(&paths, &analysis, show_unanalysed) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
+            if let Some(path) = write_baseline {
+                return match baseline::write(&path, &reports, &collected.inputs) {
+                    Ok(n) => {
+                        eprintln!(
+                            "cudalint: wrote {n} finding{} to {path}",
+                            if n == 1 { "" } else { "s" }
+                        );
+                        ExitCode::from(if errors.is_empty() { 0 } else { 2 })
+                    }
+                    Err(e) => {
+                        eprintln!("cudalint: error: {e}");
+                        ExitCode::from(2)
+                    }
+                };
+            }
+            if let Some(path) = baseline {
+                match baseline::apply(&path, &mut reports, &collected.inputs) {
+                    Ok(n) if n > 0 => eprintln!(
+                        "cudalint: {n} finding{} recorded in {path} not shown",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    Ok(_) => {}
+                    Err(e) => {
+                        eprintln!("cudalint: error: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
             match format {
                 CheckFormat::Text => {
                     let mut out = StandardStream::stdout(color.choice());
