@@ -1,6 +1,7 @@
 //! The `cudalint` command: a thin frontend over `cudalint_rules::check`.
 
 mod baseline;
+mod fix;
 mod inputs;
 mod ncu;
 mod render;
@@ -105,6 +106,13 @@ enum Command {
         /// Also report what could not be analysed (CL1xx).
         #[arg(long)]
         show_unanalysed: bool,
+        /// Apply machine-applicable fixes in place (each checked by re-analysis), then report
+        /// what remains.
+        #[arg(long, conflicts_with = "diff")]
+        fix: bool,
+        /// Print the machine-applicable fixes as a diff instead of applying them.
+        #[arg(long)]
+        diff: bool,
         /// Record today's findings in FILE (and exit 0): adopt cudalint without fixing them first.
         #[arg(long, value_name = "FILE")]
         write_baseline: Option<String>,
@@ -176,18 +184,19 @@ fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String>
 }
 
 /// Collects the inputs, checks them, and prints each input error as one line on stderr.
+/// What one run of the checks produced.
+type Checked = (
+    inputs::Collected,
+    Vec<cudalint_rules::FileReport>,
+    Vec<String>,
+    Settings,
+);
+
 fn run(
     paths: &[String],
     analysis: &AnalysisArgs,
     show_unanalysed: bool,
-) -> Result<
-    (
-        inputs::Collected,
-        Vec<cudalint_rules::FileReport>,
-        Vec<String>,
-    ),
-    ExitCode,
-> {
+) -> Result<Checked, ExitCode> {
     let settings = settings(analysis, show_unanalysed).map_err(|e| {
         eprintln!("cudalint: error: {e}");
         ExitCode::from(2)
@@ -207,7 +216,7 @@ fn run(
     for e in &errors {
         eprintln!("cudalint: error: {e}");
     }
-    Ok((collected, reports, errors))
+    Ok((collected, reports, errors, settings))
 }
 
 fn main() -> ExitCode {
@@ -249,12 +258,35 @@ fn main() -> ExitCode {
             color,
             write_baseline,
             baseline,
+            fix,
+            diff,
             analysis,
         } => {
-            let (collected, mut reports, errors) = match run(&paths, &analysis, show_unanalysed) {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
+            let (mut collected, mut reports, errors, settings) =
+                match run(&paths, &analysis, show_unanalysed) {
+                    Ok(r) => r,
+                    Err(code) => return code,
+                };
+            if fix || diff {
+                let outcome = fix::run(&collected.inputs, &reports, &settings, diff);
+                for (file, why) in &outcome.refused {
+                    eprintln!("cudalint: not fixed: {file}: {why}");
+                }
+                if diff {
+                    print!("{}", outcome.diff);
+                    return ExitCode::from(if outcome.refused.is_empty() { 0 } else { 1 });
+                }
+                for (file, what) in &outcome.applied {
+                    eprintln!("cudalint: fixed {file}: {what}");
+                }
+                // report what remains, from the files as they are now
+                for input in collected.inputs.iter_mut() {
+                    if let Ok(t) = std::fs::read_to_string(&input.path) {
+                        input.text = t;
+                    }
+                }
+                reports = cudalint_rules::check(&collected.inputs, &settings);
+            }
             if let Some(path) = write_baseline {
                 return match baseline::write(&path, &reports, &collected.inputs) {
                     Ok(n) => {
@@ -323,7 +355,7 @@ fn main() -> ExitCode {
             format,
             analysis,
         } => {
-            let (_, reports, errors) = match run(&paths, &analysis, true) {
+            let (_, reports, errors, _) = match run(&paths, &analysis, true) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
