@@ -224,8 +224,8 @@ fn eval_sample(
     }
     let addrs = ws.eval(addr)?;
     let (cost, ideal) = match a.space {
-        Space::Shared => wavefronts(&addrs, &active, bytes),
-        _ => sectors(&addrs, &active, bytes),
+        Space::Shared => wavefronts(&addrs, &active, bytes, &shape.target),
+        _ => sectors(&addrs, &active, bytes, &shape.target),
     };
     Ok(Some(SampleResult {
         addrs,
@@ -288,7 +288,7 @@ pub fn evaluate_addr(
         && results.iter().all(|r| r.active.iter().all(|x| *x))
         && results.iter().all(|r| {
             let shift = r.addrs[0] - results[0].addrs[0];
-            shift.rem_euclid(128) == 0
+            shift.rem_euclid(period(&shape.target)) == 0
                 && (0..WARP).all(|l| r.addrs[l] - results[0].addrs[l] == shift)
         });
     if !shortcut {
@@ -419,7 +419,18 @@ fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
 
 /// Sectors touched, and the ideal as ncu counts it: the sectors the active lanes' bytes would
 /// fill if packed, never more than the sectors touched (a broadcast is ideal at 1).
-fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
+/// Translations by a multiple of this keep both sector and bank counts.
+fn period(t: &crate::Target) -> i64 {
+    let row = t.banks * t.bank_bytes;
+    let (mut a, mut b) = (row, t.sector_bytes);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    row / a * t.sector_bytes
+}
+
+fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64, t: &crate::Target) -> (f64, f64) {
+    let sector = t.sector_bytes;
     // at most 9 sectors per lane are counted (accesses of up to 256 bytes): a stack buffer
     let mut buf = [0i64; WARP * 9];
     let mut n = 0;
@@ -429,7 +440,7 @@ fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
             continue;
         }
         let a = addrs[l];
-        let (first, last) = (a.div_euclid(32), (a + bytes - 1).div_euclid(32));
+        let (first, last) = (a.div_euclid(sector), (a + bytes - 1).div_euclid(sector));
         for s in first..=last.min(first + 8) {
             buf[n] = s;
             n += 1;
@@ -440,7 +451,7 @@ fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
     secs.sort_unstable();
     let distinct = 1 + secs.windows(2).filter(|w| w[0] != w[1]).count() as i64;
     let distinct = if n == 0 { 0 } else { distinct };
-    let packed = ((count * bytes + 31) / 32).max(1);
+    let packed = ((count * bytes + sector - 1) / sector).max(1);
     (distinct as f64, packed.min(distinct) as f64)
 }
 
@@ -451,11 +462,14 @@ fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
 /// together. That fits every measurement so far: a double per lane costs 2 (the ideal), a
 /// double broadcast 1, a float4 per lane 4, and a 16-byte read of two row addresses by a
 /// 16x16 block 2. The ideal is the number of distinct phases (1 for 4 bytes or less).
-fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
-    let lanes_per_phase = match bytes {
-        0..=4 => WARP,
-        5..=8 => 16,
-        _ => 8,
+fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64, t: &crate::Target) -> (f64, f64) {
+    let (banks, width) = (t.banks, t.bank_bytes);
+    let lanes_per_phase = if bytes <= width {
+        WARP
+    } else if bytes <= 2 * width {
+        16
+    } else {
+        8
     };
     let mut seen: Vec<Vec<i64>> = Vec::new();
     let mut total = 0i64;
@@ -468,9 +482,9 @@ fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64) -> (f64, f64) {
             }
             let a = addrs[l];
             requested.push(a);
-            let (w0, w1) = (a.div_euclid(4), (a + bytes - 1).div_euclid(4));
+            let (w0, w1) = (a.div_euclid(width), (a + bytes - 1).div_euclid(width));
             for w in w0..=w1.min(w0 + 8) {
-                words.push((w.rem_euclid(32), w));
+                words.push((w.rem_euclid(banks), w));
             }
         }
         if requested.is_empty() {
@@ -514,6 +528,12 @@ fn derivative_y(addr: &Sym, shape: &Shape, runtime: &[i64]) -> Option<i64> {
 mod tests {
     use super::*;
 
+    const T: crate::Target = crate::Target {
+        sector_bytes: 32,
+        banks: 32,
+        bank_bytes: 4,
+    };
+
     fn lanes_of(f: impl Fn(i64) -> i64) -> Lanes {
         std::array::from_fn(|l| f(l as i64))
     }
@@ -521,34 +541,40 @@ mod tests {
     #[test]
     fn global_sectors_match_the_probe() {
         let all = [true; WARP];
-        assert_eq!(sectors(&lanes_of(|t| 4 * t), &all, 4), (4.0, 4.0));
-        assert_eq!(sectors(&lanes_of(|t| 4 * (t + 1)), &all, 4), (5.0, 4.0));
-        assert_eq!(sectors(&lanes_of(|t| 8 * t), &all, 4), (8.0, 4.0));
-        assert_eq!(sectors(&lanes_of(|t| 128 * t), &all, 4), (32.0, 4.0));
-        assert_eq!(sectors(&lanes_of(|_| 0), &all, 4), (1.0, 1.0));
+        assert_eq!(sectors(&lanes_of(|t| 4 * t), &all, 4, &T), (4.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 4 * (t + 1)), &all, 4, &T), (5.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 8 * t), &all, 4, &T), (8.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 128 * t), &all, 4, &T), (32.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|_| 0), &all, 4, &T), (1.0, 1.0));
         // few distinct addresses: ncu's ideal is the packed bytes of the active lanes
-        assert_eq!(sectors(&lanes_of(|t| (t & 7) * 4096), &all, 4), (8.0, 4.0));
-        assert_eq!(sectors(&lanes_of(|t| (t / 16) * 4096), &all, 4), (2.0, 2.0));
-        assert_eq!(sectors(&lanes_of(|t| 12 * t), &all, 4), (12.0, 4.0));
-        assert_eq!(sectors(&lanes_of(|t| 16 * t), &all, 16), (16.0, 16.0));
-        assert_eq!(sectors(&lanes_of(|t| t), &all, 1), (1.0, 1.0));
+        assert_eq!(
+            sectors(&lanes_of(|t| (t & 7) * 4096), &all, 4, &T),
+            (8.0, 4.0)
+        );
+        assert_eq!(
+            sectors(&lanes_of(|t| (t / 16) * 4096), &all, 4, &T),
+            (2.0, 2.0)
+        );
+        assert_eq!(sectors(&lanes_of(|t| 12 * t), &all, 4, &T), (12.0, 4.0));
+        assert_eq!(sectors(&lanes_of(|t| 16 * t), &all, 16, &T), (16.0, 16.0));
+        assert_eq!(sectors(&lanes_of(|t| t), &all, 1, &T), (1.0, 1.0));
     }
 
     #[test]
     fn shared_wavefronts_match_the_probe() {
         let all = [true; WARP];
-        assert_eq!(wavefronts(&lanes_of(|t| 4 * t), &all, 4), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 4), (2.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 4), (4.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 128 * t), &all, 4), (32.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 132 * t), &all, 4), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 4), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 8), (2.0, 2.0));
-        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 8), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 16), (4.0, 4.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 4 * t), &all, 4, &T), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 4, &T), (2.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 4, &T), (4.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 128 * t), &all, 4, &T), (32.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 132 * t), &all, 4, &T), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 4, &T), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 8, &T), (2.0, 2.0));
+        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 8, &T), (1.0, 1.0));
+        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 16, &T), (4.0, 4.0));
         // 16x16 block reading Mds[ty][k..k+3]: two row addresses, one per half-warp
         assert_eq!(
-            wavefronts(&lanes_of(|t| (t / 16) * 64), &all, 16),
+            wavefronts(&lanes_of(|t| (t / 16) * 64), &all, 16, &T),
             (2.0, 2.0)
         );
     }

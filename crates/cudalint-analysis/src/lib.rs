@@ -15,6 +15,25 @@ pub use cost::{Class, Cost};
 pub use interp::{AccessOp, FieldInfo, Loc, Space};
 pub use project::Project;
 
+/// The memory system's geometry: H100/H200 by default (what the ground truth measured).
+/// Warps are 32 lanes on every NVIDIA GPU, so the warp size is not a parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub sector_bytes: i64,
+    pub banks: i64,
+    pub bank_bytes: i64,
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target {
+            sector_bytes: 32,
+            banks: 32,
+            bank_bytes: 4,
+        }
+    }
+}
+
 /// What the analysis assumes where the source does not say.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -27,6 +46,7 @@ pub struct Options {
     pub default_block: [i64; 3],
     /// Configured block shapes by kernel name: they take precedence over everything.
     pub kernel_blocks: HashMap<String, [i64; 3]>,
+    pub target: Target,
 }
 
 impl Default for Options {
@@ -36,6 +56,7 @@ impl Default for Options {
             params: HashMap::new(),
             default_block: [256, 1, 1],
             kernel_blocks: HashMap::new(),
+            target: Target::default(),
         }
     }
 }
@@ -57,6 +78,8 @@ pub struct Shape {
     pub block: [i64; 3],
     pub grid: [i64; 3],
     pub source: ShapeSource,
+    /// The GPU geometry the kernel is priced for.
+    pub target: Target,
 }
 
 /// A shared-array padding that lane evaluation proved removes the conflict.
@@ -140,6 +163,7 @@ pub fn configurations(
                 block,
                 grid: [options.runtime_default, 1, 1],
                 source: ShapeSource::Configured,
+                target: options.target,
             },
             bindings,
         )];
@@ -184,6 +208,7 @@ pub fn configurations(
                 block,
                 grid,
                 source: ShapeSource::Launch((fi, l.span)),
+                target: options.target,
             };
             let dup = out.iter().any(|(s, b)| {
                 s.block == shape.block
@@ -204,6 +229,7 @@ pub fn configurations(
                 block: fallback_block,
                 grid: [options.runtime_default, 1, 1],
                 source: fallback_source,
+                target: options.target,
             },
             interp::Bindings::default(),
         ));

@@ -21,6 +21,10 @@ pub const OPTIONS: &[(&str, &str)] = &[
     ("[analysis] runtime-default", "value assumed for runtime quantities with no configured value (default 1024)"),
     ("[kernels.NAME] block", "the block shape of kernel NAME, over anything cudalint infers"),
     ("[params] NAME", "the value of a runtime quantity (kernel parameter, template argument), e.g. Width = 4096"),
+    ("[target] sector-size", "bytes per global-memory sector (default 32, as on H100/H200)"),
+    ("[target] banks", "shared-memory banks (default 32)"),
+    ("[target] bank-width", "bytes per shared-memory bank, 4 or 8 (default 4)"),
+    ("[target] warp-size", "32: every NVIDIA GPU has 32-lane warps, and cudalint models only those"),
 ];
 
 #[derive(Debug, Default, Deserialize)]
@@ -40,6 +44,17 @@ struct Raw {
     kernels: BTreeMap<String, RawKernel>,
     #[serde(default)]
     params: BTreeMap<String, i64>,
+    #[serde(default)]
+    target: RawTarget,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawTarget {
+    sector_size: Option<Spanned<i64>>,
+    banks: Option<Spanned<i64>>,
+    bank_width: Option<Spanned<i64>>,
+    warp_size: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -68,6 +83,7 @@ pub struct Config {
     pub runtime_default: Option<i64>,
     pub kernel_blocks: BTreeMap<String, [i64; 3]>,
     pub params: BTreeMap<String, i64>,
+    pub target: Option<cudalint_analysis::Target>,
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -191,6 +207,36 @@ impl Config {
             cfg.kernel_blocks.insert(name.clone(), b);
         }
         cfg.params = raw.params;
+        let t = &raw.target;
+        if let Some(w) = &t.warp_size {
+            if *w.get_ref() != 32 {
+                return Err(at(w.span(), format!("`target.warp-size`: {} is not 32; every NVIDIA GPU has 32-lane warps and cudalint models only those", w.get_ref())));
+            }
+        }
+        if t.sector_size.is_some() || t.banks.is_some() || t.bank_width.is_some() {
+            let mut target = cudalint_analysis::Target::default();
+            let pow2 = |v: &Spanned<i64>, key: &str, lo: i64, hi: i64| -> Result<i64, String> {
+                let x = *v.get_ref();
+                if x >= lo && x <= hi && x & (x - 1) == 0 {
+                    Ok(x)
+                } else {
+                    Err(at(
+                        v.span(),
+                        format!("`target.{key}`: {x} is not a power of two between {lo} and {hi}"),
+                    ))
+                }
+            };
+            if let Some(v) = &t.sector_size {
+                target.sector_bytes = pow2(v, "sector-size", 8, 128)?;
+            }
+            if let Some(v) = &t.banks {
+                target.banks = pow2(v, "banks", 1, 64)?;
+            }
+            if let Some(v) = &t.bank_width {
+                target.bank_bytes = pow2(v, "bank-width", 4, 8)?;
+            }
+            cfg.target = Some(target);
+        }
         Ok(cfg)
     }
 
@@ -229,6 +275,9 @@ impl Config {
         }
         for (k, v) in &self.kernel_blocks {
             o.kernel_blocks.insert(k.clone(), *v);
+        }
+        if let Some(t) = self.target {
+            o.target = t;
         }
         o
     }
@@ -272,6 +321,18 @@ mod tests {
         assert!(parse("fail-on = \"sometimes\"\n")
             .unwrap_err()
             .contains("fail-on"));
+        let e = parse("[target]\nwarp-size = 64\n").unwrap_err();
+        assert!(e.contains(":2:") && e.contains("warp-size"), "{e}");
+        assert!(parse("[target]\nsector-size = 48\n")
+            .unwrap_err()
+            .contains("sector-size"));
+        assert_eq!(
+            parse("[target]\nsector-size = 64\n")
+                .unwrap()
+                .target
+                .map(|t| t.sector_bytes),
+            Some(64)
+        );
     }
 
     #[test]

@@ -20,7 +20,7 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
         .cost
         .lanes
         .first()
-        .map(|(_, o)| o.rem_euclid(32))
+        .map(|(_, o)| o.rem_euclid(a.shape.target.sector_bytes))
         .unwrap_or(0);
     let text = ctx.text(a.loc);
     Some(super::make(
@@ -28,8 +28,9 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
         a,
         ctx,
         format!(
-            "global {} `{text}` is contiguous but starts {first} bytes into a 32-byte sector: {} sectors per request where {} would do",
+            "global {} `{text}` is contiguous but starts {first} bytes into a {}-byte sector: {} sectors per request where {} would do",
             super::op_word(a),
+            a.shape.target.sector_bytes,
             fmt_num(s),
             fmt_num(i)
         ),

@@ -108,14 +108,16 @@ pub(crate) fn lanes_text(a: &Access) -> Option<String> {
         Space::Shared => {
             let banks: Vec<String> = shown
                 .iter()
-                .map(|(_, o)| (o.div_euclid(4) % 32).to_string())
+                .map(|(_, o)| {
+                    (o.div_euclid(a.shape.target.bank_bytes) % a.shape.target.banks).to_string()
+                })
                 .collect();
             s.push_str(&format!(" (banks {})", banks.join(", ")));
         }
         _ => {
             let secs: Vec<String> = shown
                 .iter()
-                .map(|(_, o)| o.div_euclid(32).to_string())
+                .map(|(_, o)| o.div_euclid(a.shape.target.sector_bytes).to_string())
                 .collect();
             s.push_str(&format!(" (sectors {})", secs.join(", ")));
         }
