@@ -196,3 +196,58 @@ fn write_atomically(path: &str, text: &str) -> Result<(), String> {
     }
     result.map_err(|e| format!("could not write: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SRC: &str = "__global__ void k(float* out) {\n  __shared__ float tile[32][32];\n  tile[threadIdx.y][threadIdx.x] = 1;\n  __syncthreads();\n  out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\nvoid go(float* o) { k<<<1, dim3(32, 32)>>>(o); }\n";
+
+    fn with_edit(replacement: &str) -> Outcome {
+        let inputs = vec![Input::new("t.cu", SRC)];
+        let settings = Settings::default();
+        let mut reports = cudalint_rules::check(&inputs, &settings);
+        let d = reports[0]
+            .diagnostics
+            .iter_mut()
+            .find(|d| d.code == "CL301")
+            .expect("the conflict");
+        let fix = d.fix.as_mut().expect("a padding fix");
+        assert_eq!(fix.applicability, Applicability::MachineApplicable);
+        fix.edits[0].replacement = replacement.to_string();
+        run(&inputs, &reports, &settings, true)
+    }
+
+    #[test]
+    fn the_proven_padding_is_applied() {
+        let o = with_edit("33");
+        assert!(o.refused.is_empty(), "{:?}", o.refused);
+        assert!(
+            o.diff.contains("+  __shared__ float tile[32][33];"),
+            "{}",
+            o.diff
+        );
+    }
+
+    #[test]
+    fn a_fix_that_breaks_the_parse_is_refused() {
+        let o = with_edit("33]]]; {{");
+        assert!(o.applied.is_empty());
+        assert!(
+            o.refused[0].1.contains("would not parse"),
+            "{:?}",
+            o.refused
+        );
+    }
+
+    #[test]
+    fn a_fix_that_leaves_its_finding_is_refused() {
+        let o = with_edit("32 + 32");
+        assert!(o.applied.is_empty());
+        assert!(
+            o.refused[0].1.contains("does not remove CL301"),
+            "{:?}",
+            o.refused
+        );
+    }
+}
