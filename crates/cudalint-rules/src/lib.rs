@@ -7,6 +7,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod rules;
 pub mod suppress;
+pub mod workspace;
 
 pub use check::{check, AccessRecord, FileReport, Input, Settings};
 pub use codes::{Rule, RULES};

@@ -202,7 +202,9 @@ fn run(
         ExitCode::from(2)
     })?;
     let mut collected = inputs::collect(paths);
-    if let Err(e) = inputs::attach_configs(&mut collected.inputs, analysis.config.as_deref()) {
+    if let Err(e) =
+        cudalint_rules::workspace::attach_configs(&mut collected.inputs, analysis.config.as_deref())
+    {
         eprintln!("cudalint: error: {e}");
         return Err(ExitCode::from(2));
     }

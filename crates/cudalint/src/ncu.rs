@@ -385,8 +385,8 @@ pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bo
             None => unfound.push(m.file.clone()),
         }
     }
-    crate::inputs::add_included(&mut inputs);
-    crate::inputs::attach_configs(&mut inputs, None)?;
+    cudalint_rules::workspace::add_included(&mut inputs);
+    cudalint_rules::workspace::attach_configs(&mut inputs, None)?;
     if inputs.is_empty() {
         return Err(format!(
             "{report}: none of its source files is under {} (recorded as {})",
