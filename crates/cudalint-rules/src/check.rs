@@ -79,6 +79,15 @@ pub struct AccessRecord {
     pub block: [i64; 3],
     pub block_source: String,
     pub text: String,
+    /// Where the access is, as a byte range of the file (for editors).
+    #[serde(skip)]
+    pub span: std::ops::Range<usize>,
+    /// The first sampled warp: (lane, byte offset from the base) of its active lanes.
+    #[serde(skip)]
+    pub lanes: Vec<(u8, i64)>,
+    /// Bytes per sector and per bank of the target (to draw the warp's picture).
+    #[serde(skip)]
+    pub geometry: (i64, i64, i64),
 }
 
 #[derive(Clone, Debug, Default)]
@@ -293,6 +302,13 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
         block: a.shape.block,
         block_source: source,
         text: ctx.text(a.loc),
+        span: p.bytes.clone(),
+        lanes: a.cost.lanes.clone(),
+        geometry: (
+            a.shape.target.sector_bytes,
+            a.shape.target.banks,
+            a.shape.target.bank_bytes,
+        ),
     }
 }
 

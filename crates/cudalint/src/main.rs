@@ -144,6 +144,8 @@ enum Command {
         #[command(flatten)]
         analysis: AnalysisArgs,
     },
+    /// Serve the Language Server Protocol on stdin/stdout (diagnostics, quick fixes, hover).
+    Lsp,
     /// Print the documentation of a rule (e.g. `cudalint explain CL301`), or list the rules.
     Explain { code: Option<String> },
 }
@@ -229,6 +231,10 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Explain { code } => explain(code.as_deref()),
+        Command::Lsp => {
+            cudalint_lsp::serve_stdio();
+            ExitCode::SUCCESS
+        }
         Command::Ncu {
             report,
             root,

@@ -1,0 +1,177 @@
+//! Between cudalint's byte offsets and LSP's (line, UTF-16 column) positions, and from the one
+//! diagnostic type to LSP's.
+
+use cudalint_rules::{AccessRecord, Diagnostic as CDiag, FileReport, Severity};
+use std::str::FromStr;
+use tower_lsp_server::ls_types::*;
+
+pub fn position(text: &str, byte: usize) -> Position {
+    let byte = byte.min(text.len());
+    let before = &text[..floor_char(text, byte)];
+    let line = before.matches('\n').count();
+    let start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    Position::new(line as u32, before[start..].encode_utf16().count() as u32)
+}
+
+fn floor_char(text: &str, mut b: usize) -> usize {
+    while b > 0 && !text.is_char_boundary(b) {
+        b -= 1;
+    }
+    b
+}
+
+/// Byte offset of an LSP position; positions past a line's end or the text's end are clamped.
+pub fn offset(text: &str, p: Position) -> usize {
+    let mut start = 0;
+    for _ in 0..p.line {
+        match text[start..].find('\n') {
+            Some(i) => start += i + 1,
+            None => return text.len(),
+        }
+    }
+    let line_end = text[start..]
+        .find('\n')
+        .map(|i| start + i)
+        .unwrap_or(text.len());
+    let mut units = 0u32;
+    for (i, c) in text[start..line_end].char_indices() {
+        if units >= p.character {
+            return start + i;
+        }
+        units += c.len_utf16() as u32;
+    }
+    line_end
+}
+
+pub fn range(text: &str, bytes: std::ops::Range<usize>) -> Range {
+    Range::new(position(text, bytes.start), position(text, bytes.end))
+}
+
+pub fn line_end(text: &str, line: usize) -> Position {
+    let start = text
+        .split_inclusive('\n')
+        .take(line)
+        .map(str::len)
+        .sum::<usize>();
+    let end = text[start.min(text.len())..]
+        .find('\n')
+        .map(|i| start + i)
+        .unwrap_or(text.len());
+    position(text, end)
+}
+
+pub fn apply_change(text: &mut String, r: Range, new: &str) {
+    let (a, b) = (offset(text, r.start), offset(text, r.end));
+    let (a, b) = (a.min(b), a.max(b));
+    text.replace_range(a..b, new);
+}
+
+pub fn diagnostic(d: &CDiag, uri: &Uri, text: &str) -> Diagnostic {
+    let mut message = d.message.clone();
+    for n in &d.notes {
+        message.push('\n');
+        message.push_str(n);
+    }
+    if let Some(f) = &d.fix {
+        message.push_str("\nhelp: ");
+        message.push_str(&f.title);
+    }
+    let related = d
+        .labels
+        .iter()
+        .filter(|l| l.at.file == d.at.file)
+        .map(|l| DiagnosticRelatedInformation {
+            location: Location::new(uri.clone(), range(text, l.at.bytes.clone())),
+            message: l.message.clone(),
+        })
+        .collect::<Vec<_>>();
+    Diagnostic {
+        range: range(text, d.at.bytes.clone()),
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+            Severity::Info => DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(NumberOrString::String(d.code.to_string())),
+        code_description: Uri::from_str(&cudalint_rules::codes::doc_url(d.code))
+            .ok()
+            .map(|href| CodeDescription { href }),
+        source: Some("cudalint".into()),
+        message,
+        related_information: (!related.is_empty()).then_some(related),
+        ..Default::default()
+    }
+}
+
+pub fn diagnostics(r: &FileReport, uri: &Uri, text: &str) -> Vec<Diagnostic> {
+    r.diagnostics
+        .iter()
+        .map(|d| diagnostic(d, uri, text))
+        .collect()
+}
+
+fn num(x: Option<f64>) -> String {
+    match x {
+        Some(v) if (v - v.round()).abs() < 0.005 => format!("{}", v.round() as i64),
+        Some(v) => format!("{v:.2}"),
+        None => "-".into(),
+    }
+}
+
+/// The warp's picture: every lane, its byte offset, and the sector or bank it lands in.
+pub fn warp_picture(a: &AccessRecord) -> String {
+    let shared = a.space == "shared";
+    let (sector, banks, width) = a.geometry;
+    let mut s = format!(
+        "**{} {}** `{}` — class `{}`\n\n",
+        a.space, a.op, a.text, a.class
+    );
+    if shared {
+        s.push_str(&format!(
+            "{} wavefronts per request, ideal {}\n\n",
+            num(a.wavefronts_per_request),
+            num(a.ideal_wavefronts_per_request)
+        ));
+    } else {
+        s.push_str(&format!(
+            "{} sectors per request, ideal {}\n\n",
+            num(a.sectors_per_request),
+            num(a.ideal_sectors_per_request)
+        ));
+    }
+    s.push_str(&format!("{}\n\n", a.block_source));
+    if !a.lanes.is_empty() {
+        s.push_str(if shared {
+            "| lane | byte offset | bank |\n|---:|---:|---:|\n"
+        } else {
+            "| lane | byte offset | sector |\n|---:|---:|---:|\n"
+        });
+        for (lane, off) in &a.lanes {
+            let unit = if shared {
+                (off.div_euclid(width)).rem_euclid(banks)
+            } else {
+                off.div_euclid(sector)
+            };
+            s.push_str(&format!("| {lane} | {off} | {unit} |\n"));
+        }
+    } else if let Some(r) = &a.reason {
+        s.push_str(&format!("not evaluated: {r}\n"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_round_trip_through_utf16() {
+        let text = "a\nµ x = 1;\n";
+        let p = position(text, text.find('x').unwrap());
+        assert_eq!(p, Position::new(1, 2));
+        assert_eq!(offset(text, p), text.find('x').unwrap());
+        // past the end of a line or the text: clamped, never a panic
+        assert_eq!(offset(text, Position::new(0, 99)), 1);
+        assert_eq!(offset(text, Position::new(99, 0)), text.len());
+    }
+}

@@ -1,0 +1,264 @@
+//! `cudalint lsp`: diagnostics while typing, quick fixes and the warp's picture on hover.
+//! A thin frontend: every answer comes from `cudalint_rules::check` on the open document,
+//! with the workspace's cudalint.toml and the headers the document includes.
+//!
+//! Built on tower-lsp-server, the maintained community fork of tower-lsp (unmaintained since
+//! 2023): the same programming model, current LSP types.
+
+mod convert;
+
+use cudalint_rules::{Applicability, FileReport, Input, Settings};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::Mutex;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer, LspService, Server};
+
+struct Doc {
+    text: String,
+    version: i32,
+}
+
+struct Backend {
+    client: Client,
+    docs: Arc<Mutex<HashMap<Uri, Doc>>>,
+}
+
+/// Checks one document as it is in the editor.
+fn analyse(uri: &Uri, text: &str) -> (Vec<Input>, Vec<FileReport>) {
+    let path = uri
+        .to_file_path()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| uri.as_str().to_string());
+    let mut inputs = vec![Input::new(path, text)];
+    cudalint_rules::workspace::add_included(&mut inputs);
+    // a cudalint.toml that does not load is reported by the CLI; here the defaults apply
+    let _ = cudalint_rules::workspace::attach_configs(&mut inputs, None);
+    let reports = cudalint_rules::check(&inputs, &Settings::default());
+    (inputs, reports)
+}
+
+impl Backend {
+    async fn publish(&self, uri: Uri) {
+        let (text, version) = {
+            let docs = self.docs.lock().await;
+            match docs.get(&uri) {
+                Some(d) => (d.text.clone(), d.version),
+                None => return,
+            }
+        };
+        let (_, reports) = tokio::task::spawn_blocking({
+            let uri = uri.clone();
+            move || analyse(&uri, &text)
+        })
+        .await
+        .unwrap_or_default();
+        // a newer edit arrived meanwhile: its own check will publish
+        if self.docs.lock().await.get(&uri).map(|d| d.version) != Some(version) {
+            return;
+        }
+        let text = self
+            .docs
+            .lock()
+            .await
+            .get(&uri)
+            .map(|d| d.text.clone())
+            .unwrap_or_default();
+        let diags = reports
+            .first()
+            .map(|r| convert::diagnostics(r, &uri, &text))
+            .unwrap_or_default();
+        self.client
+            .publish_diagnostics(uri, diags, Some(version))
+            .await;
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                        ..Default::default()
+                    },
+                )),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo {
+                name: "cudalint".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
+            ..Default::default()
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        let uri = p.text_document.uri;
+        self.docs.lock().await.insert(
+            uri.clone(),
+            Doc {
+                text: p.text_document.text,
+                version: p.text_document.version,
+            },
+        );
+        self.publish(uri).await;
+    }
+
+    async fn did_change(&self, p: DidChangeTextDocumentParams) {
+        let uri = p.text_document.uri;
+        {
+            let mut docs = self.docs.lock().await;
+            let Some(doc) = docs.get_mut(&uri) else {
+                return;
+            };
+            for change in p.content_changes {
+                match change.range {
+                    // a range past the end is clamped to it (the editor is ahead of us)
+                    Some(r) => convert::apply_change(&mut doc.text, r, &change.text),
+                    None => doc.text = change.text,
+                }
+            }
+            doc.version = p.text_document.version;
+        }
+        // debounce: a burst of keystrokes is checked once, after it settles
+        let docs = self.docs.clone();
+        let version = p.text_document.version;
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        if docs.lock().await.get(&uri).map(|d| d.version) == Some(version) {
+            self.publish(uri).await;
+        }
+    }
+
+    async fn did_save(&self, p: DidSaveTextDocumentParams) {
+        self.publish(p.text_document.uri).await;
+    }
+
+    async fn did_close(&self, p: DidCloseTextDocumentParams) {
+        self.docs.lock().await.remove(&p.text_document.uri);
+        self.client
+            .publish_diagnostics(p.text_document.uri, Vec::new(), None)
+            .await;
+    }
+
+    async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = p.text_document.uri;
+        let Some(text) = self.docs.lock().await.get(&uri).map(|d| d.text.clone()) else {
+            return Ok(None);
+        };
+        let (_, reports) = analyse(&uri, &text);
+        let Some(report) = reports.first() else {
+            return Ok(None);
+        };
+        let mut actions = Vec::new();
+        for d in &report.diagnostics {
+            let range = convert::range(&text, d.at.bytes.clone());
+            if range.end < p.range.start || range.start > p.range.end {
+                continue;
+            }
+            let lsp_diag = convert::diagnostic(d, &uri, &text);
+            if let Some(fix) = d
+                .fix
+                .as_ref()
+                .filter(|f| f.applicability == Applicability::MachineApplicable)
+            {
+                let edits: Vec<TextEdit> = fix
+                    .edits
+                    .iter()
+                    .map(|e| TextEdit {
+                        range: convert::range(&text, e.at.bytes.clone()),
+                        new_text: e.replacement.clone(),
+                    })
+                    .collect();
+                actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: fix.title.clone(),
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![lsp_diag.clone()]),
+                    edit: Some(WorkspaceEdit {
+                        changes: Some(HashMap::from([(uri.clone(), edits)])),
+                        ..Default::default()
+                    }),
+                    is_preferred: Some(true),
+                    ..Default::default()
+                }));
+            }
+            // suppress on this line, with a reason to fill in
+            let line_end = convert::line_end(&text, d.at.line - 1);
+            actions.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Suppress {} on this line", d.code),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![lsp_diag]),
+                edit: Some(WorkspaceEdit {
+                    changes: Some(HashMap::from([(
+                        uri.clone(),
+                        vec![TextEdit {
+                            range: Range::new(line_end, line_end),
+                            new_text: format!(" // cudalint-ignore {}: <reason>", d.code),
+                        }],
+                    )])),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }));
+        }
+        Ok(Some(actions))
+    }
+
+    async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
+        let uri = p.text_document_position_params.text_document.uri;
+        let Some(text) = self.docs.lock().await.get(&uri).map(|d| d.text.clone()) else {
+            return Ok(None);
+        };
+        let offset = convert::offset(&text, p.text_document_position_params.position);
+        let (_, reports) = analyse(&uri, &text);
+        let Some(report) = reports.first() else {
+            return Ok(None);
+        };
+        // the innermost access under the cursor
+        let hit = report
+            .accesses
+            .iter()
+            .filter(|a| a.span.start <= offset && offset <= a.span.end)
+            .min_by_key(|a| a.span.end - a.span.start);
+        Ok(hit.map(|a| Hover {
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: convert::warp_picture(a),
+            }),
+            range: Some(convert::range(&text, a.span.clone())),
+        }))
+    }
+}
+
+/// Serves LSP on stdin/stdout until the client exits.
+pub fn serve_stdio() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cudalint lsp: cannot start: {e}");
+            return;
+        }
+    };
+    runtime.block_on(async {
+        let (service, socket) = LspService::new(|client| Backend {
+            client,
+            docs: Arc::new(Mutex::new(HashMap::new())),
+        });
+        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+            .serve(service)
+            .await;
+    });
+}
