@@ -20,9 +20,16 @@ struct Doc {
     version: i32,
 }
 
+#[derive(Default)]
+struct State {
+    docs: HashMap<Uri, Doc>,
+    /// Documents with a check in flight: a change to one of them is picked up when it ends.
+    running: std::collections::HashSet<Uri>,
+}
+
 struct Backend {
     client: Client,
-    docs: Arc<Mutex<HashMap<Uri, Doc>>>,
+    state: Arc<Mutex<State>>,
 }
 
 /// Checks one document as it is in the editor.
@@ -40,38 +47,64 @@ fn analyse(uri: &Uri, text: &str) -> (Vec<Input>, Vec<FileReport>) {
 }
 
 impl Backend {
-    async fn publish(&self, uri: Uri) {
-        let (text, version) = {
-            let docs = self.docs.lock().await;
-            match docs.get(&uri) {
-                Some(d) => (d.text.clone(), d.version),
-                None => return,
+    /// Checks the document now, unless a check of it is in flight: that one re-runs on the
+    /// latest text when it ends. A burst of edits costs at most two checks, not one per edit,
+    /// and a single edit is checked at once (no fixed delay).
+    async fn request_check(&self, uri: Uri) {
+        {
+            let mut st = self.state.lock().await;
+            if !st.docs.contains_key(&uri) || !st.running.insert(uri.clone()) {
+                return;
             }
-        };
-        let (_, reports) = tokio::task::spawn_blocking({
-            let uri = uri.clone();
-            move || analyse(&uri, &text)
-        })
-        .await
-        .unwrap_or_default();
-        // a newer edit arrived meanwhile: its own check will publish
-        if self.docs.lock().await.get(&uri).map(|d| d.version) != Some(version) {
-            return;
         }
-        let text = self
-            .docs
+        let state = self.state.clone();
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            loop {
+                let current = state
+                    .lock()
+                    .await
+                    .docs
+                    .get(&uri)
+                    .map(|d| (d.text.clone(), d.version));
+                let Some((text, version)) = current else {
+                    state.lock().await.running.remove(&uri);
+                    return;
+                };
+                let diags = tokio::task::spawn_blocking({
+                    let uri = uri.clone();
+                    move || {
+                        let (_, reports) = analyse(&uri, &text);
+                        reports
+                            .first()
+                            .map(|r| convert::diagnostics(r, &uri, &text))
+                            .unwrap_or_default()
+                    }
+                })
+                .await
+                .unwrap_or_default();
+                {
+                    // the version test and leaving `running` happen under one lock, so an edit
+                    // that arrives after it starts a new check itself
+                    let mut st = state.lock().await;
+                    if st.docs.get(&uri).map(|d| d.version) != Some(version) {
+                        continue;
+                    }
+                    st.running.remove(&uri);
+                }
+                client.publish_diagnostics(uri, diags, Some(version)).await;
+                return;
+            }
+        });
+    }
+
+    async fn text_of(&self, uri: &Uri) -> Option<String> {
+        self.state
             .lock()
             .await
-            .get(&uri)
+            .docs
+            .get(uri)
             .map(|d| d.text.clone())
-            .unwrap_or_default();
-        let diags = reports
-            .first()
-            .map(|r| convert::diagnostics(r, &uri, &text))
-            .unwrap_or_default();
-        self.client
-            .publish_diagnostics(uri, diags, Some(version))
-            .await;
     }
 }
 
@@ -105,21 +138,21 @@ impl LanguageServer for Backend {
 
     async fn did_open(&self, p: DidOpenTextDocumentParams) {
         let uri = p.text_document.uri;
-        self.docs.lock().await.insert(
+        self.state.lock().await.docs.insert(
             uri.clone(),
             Doc {
                 text: p.text_document.text,
                 version: p.text_document.version,
             },
         );
-        self.publish(uri).await;
+        self.request_check(uri).await;
     }
 
     async fn did_change(&self, p: DidChangeTextDocumentParams) {
         let uri = p.text_document.uri;
         {
-            let mut docs = self.docs.lock().await;
-            let Some(doc) = docs.get_mut(&uri) else {
+            let mut st = self.state.lock().await;
+            let Some(doc) = st.docs.get_mut(&uri) else {
                 return;
             };
             for change in p.content_changes {
@@ -131,21 +164,15 @@ impl LanguageServer for Backend {
             }
             doc.version = p.text_document.version;
         }
-        // debounce: a burst of keystrokes is checked once, after it settles
-        let docs = self.docs.clone();
-        let version = p.text_document.version;
-        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
-        if docs.lock().await.get(&uri).map(|d| d.version) == Some(version) {
-            self.publish(uri).await;
-        }
+        self.request_check(uri).await;
     }
 
     async fn did_save(&self, p: DidSaveTextDocumentParams) {
-        self.publish(p.text_document.uri).await;
+        self.request_check(p.text_document.uri).await;
     }
 
     async fn did_close(&self, p: DidCloseTextDocumentParams) {
-        self.docs.lock().await.remove(&p.text_document.uri);
+        self.state.lock().await.docs.remove(&p.text_document.uri);
         self.client
             .publish_diagnostics(p.text_document.uri, Vec::new(), None)
             .await;
@@ -153,7 +180,7 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = p.text_document.uri;
-        let Some(text) = self.docs.lock().await.get(&uri).map(|d| d.text.clone()) else {
+        let Some(text) = self.text_of(&uri).await else {
             return Ok(None);
         };
         let (_, reports) = analyse(&uri, &text);
@@ -216,7 +243,7 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
         let uri = p.text_document_position_params.text_document.uri;
-        let Some(text) = self.docs.lock().await.get(&uri).map(|d| d.text.clone()) else {
+        let Some(text) = self.text_of(&uri).await else {
             return Ok(None);
         };
         let offset = convert::offset(&text, p.text_document_position_params.position);
@@ -255,7 +282,7 @@ pub fn serve_stdio() {
     runtime.block_on(async {
         let (service, socket) = LspService::new(|client| Backend {
             client,
-            docs: Arc::new(Mutex::new(HashMap::new())),
+            state: Arc::new(Mutex::new(State::default())),
         });
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
             .serve(service)

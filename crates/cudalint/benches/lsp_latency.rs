@@ -1,0 +1,111 @@
+//! Replays typing into a 3,000-line .cu file through `cudalint lsp` and reports the latency
+//! from each didChange to the publishDiagnostics for that version: p50, p99, max.
+//! Run: `cargo bench -p cudalint --bench lsp_latency` (after `cargo build --release`).
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+fn send(w: &mut impl Write, v: &Value) {
+    let b = v.to_string();
+    write!(w, "Content-Length: {}\r\n\r\n{}", b.len(), b).unwrap();
+    w.flush().unwrap();
+}
+
+fn read(r: &mut impl BufRead) -> Value {
+    let mut len = 0;
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).unwrap();
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length: ") {
+            len = v.parse().unwrap();
+        }
+    }
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).unwrap();
+    serde_json::from_slice(&body).unwrap()
+}
+
+fn main() {
+    let exe = std::env::current_exe().unwrap();
+    let bin = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .map(|d| d.join("cudalint"))
+        .unwrap();
+    assert!(
+        bin.exists(),
+        "build the binary first: cargo build --release -p cudalint"
+    );
+    // 3,000 lines: 250 kernels of 12 lines with strided, coalesced and shared accesses
+    let mut text = String::new();
+    for i in 0..250 {
+        text.push_str(&format!(
+            "__global__ void k{i}(const float* in, float* out, int n) {{\n  __shared__ float tile[32][32];\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t >= n) return;\n  tile[threadIdx.y][threadIdx.x] = in[t * 2];\n  __syncthreads();\n  float v = tile[threadIdx.x][threadIdx.y];\n  for (int j = 0; j < 8; ++j)\n    v += in[t + j * n];\n  out[t] = v;\n}}\n\n"
+        ));
+    }
+    assert_eq!(text.lines().count(), 3000);
+    let mut child = Command::new(&bin)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    send(
+        &mut w,
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}),
+    );
+    while read(&mut r)["id"] != 1 {}
+    let uri = "file:///tmp/cudalint-latency/typing.cu";
+    send(
+        &mut w,
+        &json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"cuda-cpp","version":1,"text":text}}}),
+    );
+    let wait = |r: &mut BufReader<_>, version: i64| loop {
+        let m = read(r);
+        if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
+            return m["params"]["diagnostics"]
+                .as_array()
+                .map(|a| a.len())
+                .unwrap_or(0);
+        }
+    };
+    let first = wait(&mut r, 1);
+    // type into kernel 125's strided index: `t * 2` -> `t * 3` -> ... one keystroke per change
+    let line = 125 * 12 + 4;
+    let col = "  tile[threadIdx.y][threadIdx.x] = in[t * ".len();
+    let mut lat = Vec::new();
+    for v in 2..=201i64 {
+        let digit = ((v % 8) + 2).to_string();
+        let t0 = Instant::now();
+        send(
+            &mut w,
+            &json!({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":uri,"version":v},
+            "contentChanges":[{"range":{"start":{"line":line,"character":col},"end":{"line":line,"character":col+1}},"text":digit}]}}),
+        );
+        wait(&mut r, v);
+        lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    send(&mut w, &json!({"jsonrpc":"2.0","id":2,"method":"shutdown"}));
+    send(&mut w, &json!({"jsonrpc":"2.0","method":"exit"}));
+    let _ = child.wait();
+    lat.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
+    println!(
+        "3,000-line file, {} findings; 200 keystrokes, didChange -> publishDiagnostics:",
+        first
+    );
+    println!(
+        "p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
+        pct(0.5),
+        pct(0.99),
+        lat[lat.len() - 1]
+    );
+}
