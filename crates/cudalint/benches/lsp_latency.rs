@@ -3,7 +3,7 @@
 //! Run: `cargo bench -p cudalint --bench lsp_latency` (after `cargo build --release`).
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
