@@ -71,3 +71,16 @@ pub fn show(s: &std::collections::BTreeSet<i64>) -> String {
         .collect();
     format!("{{{}}}", v.join(","))
 }
+
+/// Every finding for a target, CL1xx included, as JSON, whatever the exit code.
+pub fn all_findings(target: &str) -> serde_json::Value {
+    json(&[
+        "check",
+        "--format",
+        "json",
+        "--show-unanalysed",
+        "--fail-on",
+        "never",
+        target,
+    ])
+}

@@ -75,15 +75,7 @@ fn sarif_is_valid_and_round_trips_every_fixture() {
             "{target}: SARIF does not validate:\n{}",
             errors.join("\n")
         );
-        let json = common::json(&[
-            "check",
-            "--format",
-            "json",
-            "--show-unanalysed",
-            "--fail-on",
-            "never",
-            &target,
-        ]);
+        let json = common::all_findings(&target);
         let diags = json["diagnostics"].as_array().unwrap();
         let run = &sarif["runs"][0];
         let results = run["results"].as_array().unwrap();
