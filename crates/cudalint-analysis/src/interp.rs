@@ -817,6 +817,9 @@ impl<'p> KernelRun<'p> {
                 None => Val::Unknown(format!("macro `{name}` is not an expression").into()),
             };
         }
+        if let Some(v) = self.options.macros.get(name) {
+            return Val::Int(sym::konst(*v));
+        }
         Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
     }
 

@@ -47,6 +47,8 @@ pub struct Options {
     /// Configured block shapes by kernel name: they take precedence over everything.
     pub kernel_blocks: HashMap<String, [i64; 3]>,
     pub target: Target,
+    /// Integer macros from `-D` and cudalint.toml `defines`, for names no analysed file defines.
+    pub macros: HashMap<String, i64>,
 }
 
 impl Default for Options {
@@ -57,6 +59,7 @@ impl Default for Options {
             default_block: [256, 1, 1],
             kernel_blocks: HashMap::new(),
             target: Target::default(),
+            macros: HashMap::new(),
         }
     }
 }

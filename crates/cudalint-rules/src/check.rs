@@ -37,6 +37,8 @@ pub struct Settings {
     /// Given on the command line: these win over cudalint.toml.
     pub block_override: Option<[i64; 3]>,
     pub runtime_override: Option<i64>,
+    /// `-D` flags: over cudalint.toml `defines`.
+    pub defines: cudalint_syntax::Defines,
 }
 
 impl Settings {
@@ -53,7 +55,20 @@ impl Settings {
         if let Some(r) = self.runtime_override {
             o.runtime_default = r;
         }
+        o.macros = self
+            .defines_for(input)
+            .integer_values()
+            .into_iter()
+            .collect();
         o
+    }
+
+    /// The macros a file is preprocessed with: cudalint.toml `defines`, then `-D`.
+    pub fn defines_for(&self, input: &Input) -> cudalint_syntax::Defines {
+        match &input.config {
+            Some(c) => c.defines.overlay(&self.defines),
+            None => self.defines.clone(),
+        }
     }
 }
 
@@ -96,6 +111,8 @@ pub struct FileReport {
     pub diagnostics: Vec<Diagnostic>,
     pub accesses: Vec<AccessRecord>,
     pub kernels: usize,
+    /// Lines where the parser left an ERROR or MISSING region (after preprocessing).
+    pub parse_error_lines: Vec<usize>,
     /// Set when the file could not be read or parsed at all.
     pub error: Option<String>,
 }
@@ -142,10 +159,10 @@ impl Ctx<'_> {
 }
 
 /// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
-pub fn parse_all(inputs: &[Input]) -> Vec<Option<ParsedFile>> {
+pub fn parse_all(inputs: &[Input], settings: &Settings) -> Vec<Option<ParsedFile>> {
     inputs
         .par_iter()
-        .map(|i| cudalint_syntax::parse(&i.text))
+        .map(|i| cudalint_syntax::parse_with(&i.text, &settings.defines_for(i)))
         .collect()
 }
 
@@ -154,7 +171,7 @@ pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
     // default 2 MiB stacks: run on a pool with larger ones.
     let pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build();
     let run = || {
-        let parsed = parse_all(inputs);
+        let parsed = parse_all(inputs, settings);
         check_parsed(inputs, &parsed, settings)
     };
     match pool {
@@ -221,6 +238,13 @@ pub fn check_parsed(
     }
     for (fi, p) in parsed.iter().enumerate() {
         if let Some(p) = p {
+            reports[fi].parse_error_lines = p
+                .model
+                .error_regions
+                .iter()
+                .map(|s| ctx.lines[fi].line_col(s.start as usize).0)
+                .collect();
+            reports[fi].parse_error_lines.dedup();
             // kernels whose definition the parser lost entirely
             for e in &p.model.stray_errors {
                 if ctx.texts[fi]

@@ -19,6 +19,8 @@ pub const OPTIONS: &[(&str, &str)] = &[
     ("[per-file-ignores] \"GLOB\"", "codes or prefixes not reported in files matching the glob (relative to the config's folder)"),
     ("[analysis] block", "block shape for kernels with no visible launch and no __launch_bounds__, e.g. [256] or [16, 16]"),
     ("[analysis] runtime-default", "value assumed for runtime quantities with no configured value (default 1024)"),
+    ("defines", "macros defined for every file, as `-D` takes them: [\"USE_FP16\", \"TILE=32\"]; they pick `#if` branches and give values to names the files do not define"),
+    ("undefines", "macros the build does not define, as `-U` takes them: [\"ENABLE_FP32\"] (an `#ifdef` on a name nothing defines or undefines keeps its first branch)"),
     ("[kernels.NAME] block", "the block shape of kernel NAME, over anything cudalint infers"),
     ("[params] NAME", "the value of a runtime quantity (kernel parameter, template argument), e.g. Width = 4096"),
     ("[target] sector-size", "bytes per global-memory sector (default 32, as on H100/H200)"),
@@ -44,6 +46,10 @@ struct Raw {
     kernels: BTreeMap<String, RawKernel>,
     #[serde(default)]
     params: BTreeMap<String, i64>,
+    #[serde(default)]
+    defines: Vec<Spanned<String>>,
+    #[serde(default)]
+    undefines: Vec<Spanned<String>>,
     #[serde(default)]
     target: RawTarget,
 }
@@ -83,6 +89,7 @@ pub struct Config {
     pub runtime_default: Option<i64>,
     pub kernel_blocks: BTreeMap<String, [i64; 3]>,
     pub params: BTreeMap<String, i64>,
+    pub defines: cudalint_syntax::Defines,
     pub target: Option<cudalint_analysis::Target>,
 }
 
@@ -207,6 +214,16 @@ impl Config {
             cfg.kernel_blocks.insert(name.clone(), b);
         }
         cfg.params = raw.params;
+        for d in &raw.defines {
+            cfg.defines
+                .insert_flag(d.get_ref())
+                .map_err(|e| at(d.span(), format!("`defines`: {e}")))?;
+        }
+        for u in &raw.undefines {
+            cfg.defines
+                .undefine(u.get_ref())
+                .map_err(|e| at(u.span(), format!("`undefines`: {e}")))?;
+        }
         let t = &raw.target;
         if let Some(w) = &t.warp_size {
             if *w.get_ref() != 32 {

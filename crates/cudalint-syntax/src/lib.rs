@@ -10,6 +10,7 @@ use std::cell::RefCell;
 
 pub use lines::LineIndex;
 pub use model::*;
+pub use preprocess::Defines;
 
 /// The tree-sitter-cuda language.
 pub fn language() -> tree_sitter::Language {
@@ -78,21 +79,47 @@ pub struct ParsedFile {
 
 /// Parses only (no lowering): the floor that the speed benchmark compares against.
 pub fn parse_tree(src: &str) -> Option<tree_sitter::Tree> {
-    let text = preprocess::blank_unknown_syntax(src);
+    let text = preprocess::prepare(src, &Defines::default());
     with_parser(|p| p.parse(text.as_ref(), None))
 }
 
-/// Parses and lowers a file. `None` only if tree-sitter itself gives up (it does not on
-/// ordinary input; the caller reports it as an error for that file).
+/// Parses and lowers a file with no macros defined beyond nvcc's own.
 pub fn parse(src: &str) -> Option<ParsedFile> {
-    let text = preprocess::blank_unknown_syntax(src);
+    parse_with(src, &Defines::default())
+}
+
+/// Parses and lowers a file, selecting `#if` branches by `defines`. `None` only if
+/// tree-sitter itself gives up (it does not on ordinary input; the caller reports it as an
+/// error for that file).
+pub fn parse_with(src: &str, defines: &Defines) -> Option<ParsedFile> {
+    let text = preprocess::prepare(src, defines);
     let tree = with_parser(|p| p.parse(text.as_ref(), None))?;
     let mut lowerer = lower::Lowerer::new(text.as_ref());
     lowerer.top_level(tree.root_node(), 0);
+    lowerer.model.error_regions = error_regions(tree.root_node());
     Some(ParsedFile {
         model: lowerer.model,
         tree,
     })
+}
+
+/// The outermost ERROR and MISSING nodes of a tree.
+fn error_regions(root: tree_sitter::Node) -> Vec<Span> {
+    let mut out = Vec::new();
+    if !root.has_error() {
+        return out;
+    }
+    let mut cursor = root.walk();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if n.is_error() || n.is_missing() {
+            out.push(Span::new(n.start_byte(), n.end_byte()));
+        } else if n.has_error() {
+            stack.extend(n.children(&mut cursor));
+        }
+    }
+    out.sort_by_key(|s| s.start);
+    out
 }
 
 #[cfg(test)]

@@ -318,4 +318,6 @@ pub struct FileModel {
     pub stray_errors: Vec<Span>,
     /// `#include "path"` targets as written (angle-bracket includes are system headers).
     pub includes: Vec<String>,
+    /// Every outermost ERROR or MISSING region of the parse, inside functions or not.
+    pub error_regions: Vec<Span>,
 }

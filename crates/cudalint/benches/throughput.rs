@@ -125,7 +125,7 @@ fn main() {
         assert!(trees.iter().all(|t| t.is_some()));
     });
     let lower = best_of(3, || {
-        let parsed = cudalint_rules::check::parse_all(&inputs);
+        let parsed = cudalint_rules::check::parse_all(&inputs, &Default::default());
         assert!(parsed.iter().all(|p| p.is_some()));
     });
     let mut findings = 0;

@@ -6,6 +6,7 @@ mod inputs;
 mod ncu;
 mod render;
 mod sarif;
+mod summary;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
@@ -28,6 +29,9 @@ struct Cli {
 enum Format {
     Text,
     Json,
+    /// Counts per path: files with parse errors, kernels not analysed and why, accesses by
+    /// class, findings by code, the most common reasons for `unknown`
+    Summary,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -85,6 +89,14 @@ struct AnalysisArgs {
     /// Value assumed for runtime quantities with no configured value (default 1024).
     #[arg(long, value_name = "N")]
     runtime_default: Option<i64>,
+    /// Define a macro, as nvcc's -D does: it picks `#if`/`#ifdef` branches, and an integer
+    /// value is used where the files do not define the name (e.g. -D USE_FP16 -D TILE=32).
+    #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// Declare a macro undefined, as nvcc's -U does (e.g. -U ENABLE_FP32): `#ifdef` on a name
+    /// nothing defines or undefines keeps its first branch.
+    #[arg(short = 'U', long = "undefine", value_name = "NAME")]
+    undefine: Vec<String>,
     /// Use this configuration for every file instead of the nearest cudalint.toml.
     #[arg(long, value_name = "PATH")]
     config: Option<String>,
@@ -145,7 +157,11 @@ enum Command {
         analysis: AnalysisArgs,
     },
     /// Serve the Language Server Protocol on stdin/stdout (diagnostics, quick fixes, hover).
-    Lsp,
+    Lsp {
+        /// Accepted and ignored: stdio is the only transport, and many clients pass this flag.
+        #[arg(long)]
+        stdio: bool,
+    },
     /// Print the documentation of a rule (e.g. `cudalint explain CL301`), or list the rules.
     Explain { code: Option<String> },
 }
@@ -162,6 +178,12 @@ fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String>
             ));
         }
         s.runtime_override = Some(r);
+    }
+    for d in &a.define {
+        s.defines.insert_flag(d).map_err(|e| format!("-D {e}"))?;
+    }
+    for u in &a.undefine {
+        s.defines.undefine(u).map_err(|e| format!("-U {e}"))?;
     }
     if let Some(b) = &a.block {
         let parts: Result<Vec<i64>, _> = b.split(',').map(|x| x.trim().parse::<i64>()).collect();
@@ -231,7 +253,7 @@ fn main() -> ExitCode {
     }
     match cli.command {
         Command::Explain { code } => explain(code.as_deref()),
-        Command::Lsp => {
+        Command::Lsp { .. } => {
             cudalint_lsp::serve_stdio();
             ExitCode::SUCCESS
         }
@@ -370,6 +392,7 @@ fn main() -> ExitCode {
             match format {
                 Format::Text => print!("{}", render::audit_text(&reports)),
                 Format::Json => println!("{}", render::audit_json(&reports, &errors)),
+                Format::Summary => print!("{}", summary::render(&paths, &reports, 20)),
             }
             ExitCode::from(if errors.is_empty() { 0 } else { 2 })
         }

@@ -123,13 +123,49 @@ pub fn check_json(reports: &[FileReport], errors: &[String]) -> String {
 #[derive(Serialize)]
 struct AuditJson<'a> {
     version: u32,
+    files: Vec<AuditFile<'a>>,
     accesses: Vec<&'a AccessRecord>,
     errors: &'a [String],
+}
+
+#[derive(Serialize)]
+struct AuditFile<'a> {
+    file: &'a str,
+    kernels: usize,
+    /// Lines where the parser left an error region.
+    parse_errors: &'a [usize],
+    /// Kernels that could not be analysed (CL101), with the reason.
+    not_analysed: Vec<NotAnalysed<'a>>,
+}
+
+#[derive(Serialize)]
+struct NotAnalysed<'a> {
+    kernel: &'a str,
+    line: usize,
+    message: &'a str,
 }
 
 pub fn audit_json(reports: &[FileReport], errors: &[String]) -> String {
     let out = AuditJson {
         version: 1,
+        files: reports
+            .iter()
+            .map(|r| AuditFile {
+                file: &r.path,
+                kernels: r.kernels,
+                parse_errors: &r.parse_error_lines,
+                not_analysed: r
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.code == "CL101")
+                    .map(|d| NotAnalysed {
+                        kernel: &d.kernel,
+                        line: d.at.line,
+                        message: &d.message,
+                    })
+                    .collect(),
+            })
+            .collect(),
         accesses: reports.iter().flat_map(|r| &r.accesses).collect(),
         errors,
     };

@@ -1,0 +1,408 @@
+//! `#if` groups: one branch of each is kept and the others are blanked, with every
+//! conditional directive line, so that a group cutting a parameter list or an `if`/`else` in
+//! half leaves one well-formed text behind.
+//!
+//! The branch kept is the one the compiler would take when the condition can be decided from
+//! what we know: the file's own `#define`/`#undef` lines so far, `-D`/`-U` flags and
+//! cudalint.toml `defines`/`undefines`, nvcc's predefined macros, and the platform macros a
+//! Linux build does not define (`_WIN32`, `__APPLE__`, ...). A condition that needs anything
+//! else (a name the build system may pass with `-D`, a value from a header we do not read)
+//! keeps the first branch that could be live: in real code that is the one written first,
+//! usually the configuration its authors build (rodinia's `#ifdef GPU`). The exception is a
+//! branch that uses such a name as a value (`#ifdef RD_WG_SIZE` / `#define BLOCK_SIZE
+//! RD_WG_SIZE` / `#else` / `#define BLOCK_SIZE 16`): it only means something with a value we
+//! do not have, so the default that follows is kept instead.
+
+use super::condition::{evaluate, Scope};
+use super::{blank_range, Defines, MacroState};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+struct Group {
+    /// The enclosing text is live.
+    parent_live: bool,
+    /// A branch of this group has been kept.
+    taken: bool,
+    /// The current branch is kept.
+    live: bool,
+}
+
+/// Keeps one branch of every `#if` group; see the module documentation.
+pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
+    if !src.contains('#') {
+        return Cow::Borrowed(src);
+    }
+    let b = src.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut stack: Vec<Group> = Vec::new();
+    let mut local: HashMap<String, MacroState> = HashMap::new();
+    let mut in_comment = false;
+    let mut pos = 0;
+    while pos < b.len() {
+        let end = logical_line_end(b, pos);
+        let starts_in_comment = in_comment;
+        in_comment = comment_state_after(&b[pos..end], in_comment);
+        let live = stack.last().is_none_or(|g| g.live);
+        let directive = if starts_in_comment {
+            None
+        } else {
+            directive(&src[pos..end])
+        };
+        let mut blank = !live;
+        if let Some((name, rest)) = directive {
+            let scope = Scope {
+                local: &local,
+                defines,
+            };
+            let decide = |cond: &str| -> Option<bool> {
+                let named = || first_ident(cond).and_then(|n| scope.is_defined(n));
+                let decided = match name {
+                    "ifdef" | "elifdef" => named(),
+                    "ifndef" | "elifndef" => named().map(|d| !d),
+                    _ => evaluate(cond, &scope),
+                };
+                if decided.is_none() && name != "ifndef" && name != "elifndef" {
+                    let body = branch_body(src, end + 1);
+                    let needs_value = identifiers(cond)
+                        .filter(|n| *n != "defined" && scope.is_defined(n).is_none())
+                        .any(|n| used_as_value(body, n));
+                    if needs_value {
+                        return Some(false);
+                    }
+                }
+                decided
+            };
+            match name {
+                "if" | "ifdef" | "ifndef" => {
+                    // an undecided condition keeps this branch: the first live one
+                    let keep = live && decide(&rest) != Some(false);
+                    stack.push(Group {
+                        parent_live: live,
+                        taken: keep || !live,
+                        live: keep,
+                    });
+                    blank = true;
+                }
+                "elif" | "elifdef" | "elifndef" | "else" if !stack.is_empty() => {
+                    let g = stack.last().expect("checked non-empty");
+                    let keep = g.parent_live
+                        && !g.taken
+                        && (name == "else" || decide(&rest) != Some(false));
+                    let g = stack.last_mut().expect("checked non-empty");
+                    g.live = keep;
+                    g.taken |= keep;
+                    blank = true;
+                }
+                "endif" if !stack.is_empty() => {
+                    stack.pop();
+                    blank = true;
+                }
+                "define" if live => define(&rest, &mut local),
+                "undef" if live => {
+                    if let Some(n) = first_ident(&rest) {
+                        local.insert(n.to_string(), MacroState::Undefined);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if blank {
+            let bytes = out.get_or_insert_with(|| b.to_vec());
+            blank_range(bytes, pos..end);
+        }
+        pos = end + 1;
+    }
+    match out {
+        // only whole lines were blanked, at ASCII boundaries
+        Some(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string())),
+        None => Cow::Borrowed(src),
+    }
+}
+
+/// The index of the newline that ends the logical line starting at `start` (backslash
+/// continuations joined), or the end of the text.
+fn logical_line_end(b: &[u8], start: usize) -> usize {
+    let mut i = start;
+    loop {
+        match b[i..].iter().position(|&c| c == b'\n') {
+            None => return b.len(),
+            Some(off) => {
+                let nl = i + off;
+                let before = if nl > start && b[nl - 1] == b'\r' {
+                    nl - 1
+                } else {
+                    nl
+                };
+                if before > start && b[before - 1] == b'\\' {
+                    i = nl + 1;
+                    if i >= b.len() {
+                        return b.len();
+                    }
+                } else {
+                    return nl;
+                }
+            }
+        }
+    }
+}
+
+/// Whether a `/* */` comment is open after `line`, given whether one was open before it.
+fn comment_state_after(line: &[u8], mut in_comment: bool) -> bool {
+    let mut i = 0;
+    let mut quote: Option<u8> = None;
+    while i < line.len() {
+        let c = line[i];
+        if in_comment {
+            if c == b'*' && line.get(i + 1) == Some(&b'/') {
+                in_comment = false;
+                i += 2;
+                continue;
+            }
+        } else if let Some(q) = quote {
+            if c == b'\\' {
+                i += 2;
+                continue;
+            }
+            if c == q || c == b'\n' {
+                quote = None;
+            }
+        } else {
+            match c {
+                b'/' if line.get(i + 1) == Some(&b'*') => {
+                    in_comment = true;
+                    i += 2;
+                    continue;
+                }
+                // a line comment ends the line (a continued one ends the logical line)
+                b'/' if line.get(i + 1) == Some(&b'/') => return false,
+                b'"' | b'\'' => quote = Some(c),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    in_comment
+}
+
+/// `#name rest` of a directive line, with comments and continuations removed from `rest`.
+fn directive(line: &str) -> Option<(&'static str, String)> {
+    let t = line.trim_start();
+    let t = t.strip_prefix('#')?.trim_start();
+    let word_end = t
+        .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .unwrap_or(t.len());
+    let name = match &t[..word_end] {
+        "if" => "if",
+        "ifdef" => "ifdef",
+        "ifndef" => "ifndef",
+        "elif" => "elif",
+        "elifdef" => "elifdef",
+        "elifndef" => "elifndef",
+        "else" => "else",
+        "endif" => "endif",
+        "define" => "define",
+        "undef" => "undef",
+        _ => return None,
+    };
+    Some((name, strip_comments(&t[word_end..])))
+}
+
+fn strip_comments(text: &str) -> String {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let mut out = String::with_capacity(joined.len());
+    let mut rest = joined.as_str();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.find("*/").map_or("", |e| &after[e + 2..]);
+            out.push(' ');
+        } else if rest.starts_with("//") {
+            break;
+        } else {
+            let c = rest.chars().next().expect("non-empty");
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+/// The text of a branch starting at `from`: up to its group's next `#elif`/`#else`/`#endif`.
+fn branch_body(src: &str, from: usize) -> &str {
+    let b = src.as_bytes();
+    let mut depth = 0usize;
+    let mut pos = from;
+    let mut in_comment = false;
+    while pos < b.len() {
+        let end = logical_line_end(b, pos);
+        let starts_in_comment = in_comment;
+        in_comment = comment_state_after(&b[pos..end], in_comment);
+        if !starts_in_comment {
+            match directive(&src[pos..end]).map(|d| d.0) {
+                Some("if" | "ifdef" | "ifndef") => depth += 1,
+                Some("endif") if depth > 0 => depth -= 1,
+                Some("elif" | "elifdef" | "elifndef" | "else" | "endif") if depth == 0 => {
+                    return &src[from..pos];
+                }
+                _ => {}
+            }
+        }
+        pos = end + 1;
+    }
+    &src[from.min(src.len())..]
+}
+
+/// Whether `name` appears in `body` other than as the name a directive defines or tests.
+fn used_as_value(body: &str, name: &str) -> bool {
+    let mut prev = "";
+    for w in identifiers(body) {
+        let named = matches!(prev, "define" | "undef" | "ifdef" | "ifndef" | "defined");
+        if w == name && !named {
+            return true;
+        }
+        prev = w;
+    }
+    false
+}
+
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .filter(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        })
+}
+
+fn first_ident(text: &str) -> Option<&str> {
+    let t = text.trim_start();
+    let end = t
+        .find(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .unwrap_or(t.len());
+    (end > 0).then(|| &t[..end])
+}
+
+fn define(rest: &str, local: &mut HashMap<String, MacroState>) {
+    let t = rest.trim_start();
+    let Some(name) = first_ident(t) else {
+        return;
+    };
+    let after = &t[name.len()..];
+    let state = if after.starts_with('(') {
+        MacroState::Function
+    } else {
+        MacroState::Object(after.trim().to_string())
+    };
+    local.insert(name.to_string(), state);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn select(src: &str, flags: &[&str]) -> String {
+        let mut d = Defines::default();
+        for f in flags {
+            d.insert_flag(f).unwrap();
+        }
+        let out = select_branches(src, &d).into_owned();
+        assert_eq!(out.len(), src.len());
+        assert_eq!(out.matches('\n').count(), src.matches('\n').count());
+        out
+    }
+
+    fn live(src: &str, flags: &[&str]) -> Vec<String> {
+        select(src, flags)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn if_zero_is_dead_and_else_is_kept() {
+        let src = "a\n#if 0\nb\n#else\nc\n#endif\nd\n";
+        assert_eq!(live(src, &[]), ["a", "c", "d"]);
+    }
+
+    #[test]
+    fn ifdef_follows_flags_and_the_files_own_defines() {
+        let src = "#ifdef USE_F\nf\n#else\ng\n#endif\n";
+        // the build may pass -DUSE_F: the first branch
+        assert_eq!(live(src, &[]), ["f"]);
+        assert_eq!(live(src, &["USE_F"]), ["f"]);
+        assert_eq!(live(src, &["!USE_F"]), ["g"]);
+        let src = "#ifdef _WIN32\nw\n#else\nl\n#endif\n";
+        assert_eq!(live(src, &[]), ["l"]);
+        let src = "#define USE_F\n#ifdef USE_F\nf\n#endif\n#undef USE_F\n#ifdef USE_F\nh\n#endif\n";
+        assert_eq!(live(src, &[]), ["#define USE_F", "f", "#undef USE_F"]);
+    }
+
+    #[test]
+    fn undecidable_conditions_keep_the_first_branch_only() {
+        let src = "#if HEADER_VALUE > 3\na\n#elif HEADER_VALUE > 1\nb\n#else\nc\n#endif\n";
+        assert_eq!(live(src, &[]), ["a"]);
+        assert_eq!(live(src, &["HEADER_VALUE=2"]), ["b"]);
+    }
+
+    #[test]
+    fn elif_chains_like_llm_c_precision_switch() {
+        let src = "#if defined(ENABLE_FP32)\ntypedef float floatX;\n#elif defined(ENABLE_FP16)\ntypedef half floatX;\n#else\ntypedef __nv_bfloat16 floatX;\n#endif\n";
+        assert_eq!(live(src, &[]), ["typedef float floatX;"]);
+        assert_eq!(
+            live(src, &["!ENABLE_FP32", "ENABLE_FP16"]),
+            ["typedef half floatX;"]
+        );
+        assert_eq!(
+            live(src, &["!ENABLE_FP32", "!ENABLE_FP16"]),
+            ["typedef __nv_bfloat16 floatX;"]
+        );
+    }
+
+    #[test]
+    fn a_branch_that_needs_an_unknown_value_yields_to_the_default() {
+        let src = "#ifdef RD_WG_SIZE_0_0\n#define BLOCK_SIZE RD_WG_SIZE_0_0\n#elif defined(RD_WG_SIZE)\n#define BLOCK_SIZE RD_WG_SIZE\n#else\n#define BLOCK_SIZE 16\n#endif\n";
+        assert_eq!(live(src, &[]), ["#define BLOCK_SIZE 16"]);
+        assert_eq!(
+            live(src, &["RD_WG_SIZE=64"]),
+            ["#define BLOCK_SIZE RD_WG_SIZE"]
+        );
+        // defining the name it tests is not using its value (PolyBench's dataset sizes)
+        let src = "# if !defined(NI)\n# define NI 1024\n# endif\n";
+        assert_eq!(live(src, &[]), ["# define NI 1024"]);
+    }
+
+    #[test]
+    fn nested_groups_in_dead_branches_stay_dead() {
+        let src = "#if 0\n#if 1\na\n#else\nb\n#endif\n#else\nc\n#endif\n";
+        assert_eq!(live(src, &[]), ["c"]);
+    }
+
+    #[test]
+    fn a_group_cutting_a_parameter_list_leaves_one_list() {
+        let src = "void f(int a,\n#ifdef WIDE\n  long b)\n#else\n  int b)\n#endif\n{ }\n";
+        assert_eq!(live(src, &[]), ["void f(int a,", "long b)", "{ }"]);
+        let src = "void f(int a,\n#if 0\n  long b)\n#else\n  int b)\n#endif\n{ }\n";
+        assert_eq!(live(src, &[]), ["void f(int a,", "int b)", "{ }"]);
+    }
+
+    #[test]
+    fn directives_in_comments_and_continued_lines() {
+        let src = "/*\n#if 0\n*/\nx\n#if defined(A) || \\\n    1\ny\n#endif\n";
+        assert_eq!(live(src, &[]), ["/*", "#if 0", "*/", "x", "y"]);
+        let src = "#if 0 // a comment\nz\n#endif /* done */\nw";
+        assert_eq!(live(src, &[]), ["w"]);
+    }
+
+    #[test]
+    fn stray_else_and_unterminated_groups_do_not_panic() {
+        let src = "#else\na\n#endif\n#if 0\nb";
+        assert_eq!(live(src, &[]), ["#else", "a", "#endif"]);
+    }
+
+    #[test]
+    fn multibyte_text_in_dead_branches_keeps_its_length() {
+        let src = "#if 0\n// größe — 幅\n#endif\nk";
+        assert_eq!(live(src, &[]), ["k"]);
+    }
+}

@@ -1,0 +1,235 @@
+//! C++ that tree-sitter-cuda 0.21 has no rule for, found in real CUDA files, rewritten in
+//! place to something it parses with the same meaning for the analysis (all of it is host
+//! code or declarations the analysis does not read):
+//! - `typeid(double)`: a type keyword as `typeid`'s operand becomes `typeid(0     )`;
+//! - `new const float *[n]`: the qualifiers and pointer stars of an array-new are blanked;
+//! - `template class X<float>;`: explicit instantiations are blanked;
+//! - `"node ("fNID"): "`, `"%" PRId64 "\n"`: a macro between two string literals is blanked,
+//!   leaving the literals to concatenate.
+
+use super::blank_range;
+use std::borrow::Cow;
+
+const TYPE_WORDS: &[&str] = &[
+    "double", "float", "int", "char", "short", "long", "unsigned", "signed", "bool", "void",
+    "const",
+];
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Every whole-word occurrence of `word` in code (not comments, not strings).
+fn occurrences<'a>(
+    b: &'a [u8],
+    mask: &'a [bool],
+    word: &'a str,
+) -> impl Iterator<Item = usize> + 'a {
+    let w = word.as_bytes();
+    (0..b.len().saturating_sub(w.len() - 1)).filter(move |&i| {
+        mask[i]
+            && b[i..].starts_with(w)
+            && (i == 0 || !is_word(b[i - 1]))
+            && b.get(i + w.len()).is_none_or(|c| !is_word(*c))
+    })
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+fn words_end(b: &[u8], mut i: usize) -> (usize, Vec<&str>) {
+    let mut words = Vec::new();
+    loop {
+        let s = skip_ws(b, i);
+        let mut e = s;
+        while e < b.len() && is_word(b[e]) {
+            e += 1;
+        }
+        if e == s {
+            return (i, words);
+        }
+        words.push(std::str::from_utf8(&b[s..e]).unwrap_or(""));
+        i = e;
+    }
+}
+
+pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
+    let b = src.as_bytes();
+    let mut edits: Vec<(usize, usize, Option<u8>)> = Vec::new();
+    if src.contains("typeid") {
+        for at in occurrences(b, mask, "typeid") {
+            let open = skip_ws(b, at + 6);
+            if b.get(open) != Some(&b'(') {
+                continue;
+            }
+            let (end, words) = words_end(b, open + 1);
+            let close = skip_ws(b, end);
+            if !words.is_empty()
+                && words.iter().all(|w| TYPE_WORDS.contains(w))
+                && b.get(close) == Some(&b')')
+            {
+                edits.push((open + 1, close, Some(b'0')));
+            }
+        }
+    }
+    if src.contains("new") {
+        for at in occurrences(b, mask, "new") {
+            let (end, words) = words_end(b, at + 3);
+            if words.is_empty() {
+                continue;
+            }
+            let mut i = skip_ws(b, end);
+            let stars = i;
+            while i < b.len() && (b[i] == b'*' || b[i].is_ascii_whitespace()) {
+                i += 1;
+            }
+            if i > stars && b[stars] == b'*' && b.get(i) == Some(&b'[') {
+                edits.push((stars, i, None));
+                let after_new = skip_ws(b, at + 3);
+                if words.first() == Some(&"const") {
+                    edits.push((after_new, after_new + 5, None));
+                }
+            }
+        }
+    }
+    if src.contains("template") {
+        for at in occurrences(b, mask, "template") {
+            let next = skip_ws(b, at + 8);
+            let (_, words) = words_end(b, next);
+            let instantiation = matches!(words.first(), Some(&"class" | &"struct"))
+                || (words.len() >= 2 && b.get(next) != Some(&b'<'));
+            if !instantiation || b.get(next) == Some(&b'<') {
+                continue;
+            }
+            // up to the `;` on the same statement, with no body on the way
+            let Some(semi) = b[at..].iter().position(|&c| c == b';' || c == b'{') else {
+                continue;
+            };
+            if b[at + semi] == b';' {
+                let start = if src[..at].trim_end().ends_with("extern") {
+                    src[..at].trim_end().len() - 6
+                } else {
+                    at
+                };
+                edits.push((start, at + semi + 1, None));
+            }
+        }
+    }
+    if src.contains('"') {
+        string_macros(b, mask, &mut edits);
+    }
+    if edits.is_empty() {
+        return Cow::Borrowed(src);
+    }
+    let mut out = b.to_vec();
+    for (s, e, first) in edits {
+        blank_range(&mut out, s..e);
+        if let Some(c) = first {
+            out[s] = c;
+        }
+    }
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// `"a"MACRO"b"` and `"a" MACRO "b"`: the macro is blanked.
+fn string_macros(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    let mut i = 0;
+    let mut last_close: Option<usize> = None;
+    while i < b.len() {
+        if !mask[i] {
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            b'"' => {
+                // skip the literal
+                let mut j = i + 1;
+                while j < b.len() && b[j] != b'"' && b[j] != b'\n' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                if j >= b.len() || b[j] != b'"' {
+                    last_close = None;
+                    i = j;
+                    continue;
+                }
+                last_close = Some(j);
+                i = j + 1;
+            }
+            c if is_word(c) && !c.is_ascii_digit() => {
+                let s = i;
+                while i < b.len() && is_word(b[i]) {
+                    i += 1;
+                }
+                // on the same line: a literal ending a line (an #include) is not next to a word
+                // starting the next
+                let between = last_close
+                    .is_some_and(|q| b[q + 1..s].iter().all(|c| *c == b' ' || *c == b'\t'));
+                let next = skip_ws(b, i);
+                // a string prefix (`u8"..."`, `L"..."`) touches its quote: not a macro
+                let prefix = next == i && matches!(&b[s..i], b"L" | b"u" | b"U" | b"u8" | b"R");
+                if between && b.get(next) == Some(&b'"') && !prefix {
+                    edits.push((s, i, None));
+                }
+                last_close = None;
+            }
+            c if c.is_ascii_whitespace() => i += 1,
+            _ => {
+                last_close = None;
+                i += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn rewrite(src: &str) -> String {
+        let mask = vec![true; src.len()];
+        let out = super::rewrite(src, &mask).into_owned();
+        assert_eq!(out.len(), src.len());
+        out
+    }
+
+    #[test]
+    fn typeid_of_a_type_keyword() {
+        assert_eq!(
+            rewrite("if (typeid(Real) == typeid(double)) {}"),
+            "if (typeid(Real) == typeid(0     )) {}"
+        );
+    }
+
+    #[test]
+    fn array_new_of_pointers() {
+        assert_eq!(
+            rewrite("p = new const float *[n]; w = new int*[r]; q = new T[n];"),
+            "p = new       float  [n]; w = new int [r]; q = new T[n];"
+        );
+    }
+
+    #[test]
+    fn explicit_instantiations() {
+        let out = rewrite(
+            "template class P<float>;\nextern template struct Q<int>;\ntemplate <class T> class R;",
+        );
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        assert_eq!(lines, ["", "", "template <class T> class R;"]);
+    }
+
+    #[test]
+    fn a_literal_ending_a_line_is_not_next_to_the_word_after_it() {
+        let src = "#include \"a.cuh\"\n\nextern \"C\" int f();";
+        assert_eq!(rewrite(src), src);
+    }
+
+    #[test]
+    fn macros_between_string_literals() {
+        assert_eq!(
+            rewrite(r#"printf("node ("fNID"): %d", n); printf("%" PRId64 "\n", x); s = u8"x";"#),
+            r#"printf("node ("    "): %d", n); printf("%"        "\n", x); s = u8"x";"#
+        );
+    }
+}

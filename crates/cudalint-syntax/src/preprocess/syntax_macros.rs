@@ -1,0 +1,252 @@
+//! Macros that stand where the grammar expects syntax, not an expression:
+//! - calling-convention and attribute macros the CUDA and host headers define as nothing or
+//!   as an attribute the grammar does not know, blanked where they appear as whole words;
+//! - statement macros written without a semicolon (`CUERR`, `CUDA_ERRCK`, `PERF_BEGIN`,
+//!   `cudaCheckAsyncError("malloc")`), blanked when a line holds nothing else, follows the end
+//!   of a statement or block, and is followed by the start of another: there, valid C++
+//!   could only be a macro that supplies its own semicolon.
+
+use super::blank_range;
+use std::borrow::Cow;
+
+/// Defined by the CUDA and host headers as empty, `__stdcall`, or an attribute.
+const BLANKED: &[&str] = &[
+    "CUDART_CB",
+    "CUDA_CB",
+    "CUDAAPI",
+    "__stdcall",
+    "__cdecl",
+    "WINAPI",
+    "VKAPI_ATTR",
+    "VKAPI_CALL",
+    "VKAPI_PTR",
+];
+
+pub fn blank(src: &str) -> Cow<'_, str> {
+    let words = blank_words(src);
+    let statements = match blank_statement_macros(&words) {
+        Cow::Borrowed(_) => words,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
+    let mask = code_mask(statements.as_bytes());
+    match super::grammar_gaps::rewrite(&statements, &mask) {
+        Cow::Borrowed(_) => statements,
+        Cow::Owned(s) => Cow::Owned(s),
+    }
+}
+
+fn blank_words(src: &str) -> Cow<'_, str> {
+    if !BLANKED.iter().any(|m| src.contains(m)) {
+        return Cow::Borrowed(src);
+    }
+    let b = src.as_bytes();
+    let mut out = b.to_vec();
+    for m in BLANKED {
+        let mut from = 0;
+        while let Some(off) = src[from..].find(m) {
+            let start = from + off;
+            let end = start + m.len();
+            let word = |i: Option<&u8>| i.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            if !word(start.checked_sub(1).and_then(|i| b.get(i))) && !word(b.get(end)) {
+                blank_range(&mut out, start..end);
+            }
+            from = end;
+        }
+    }
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Marks the bytes that are code (not inside a comment): what "the previous character"
+/// means below.
+fn code_mask(b: &[u8]) -> Vec<bool> {
+    let mut mask = vec![true; b.len()];
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    mask[i] = false;
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = b[i + 2..]
+                    .windows(2)
+                    .position(|w| w == b"*/")
+                    .map_or(b.len(), |p| i + 2 + p + 2);
+                for m in &mut mask[i..end] {
+                    *m = false;
+                }
+                i = end;
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    mask
+}
+
+const KEYWORDS: &[&str] = &[
+    "if",
+    "for",
+    "while",
+    "switch",
+    "return",
+    "sizeof",
+    "do",
+    "else",
+    "case",
+    "default",
+    "break",
+    "continue",
+    "goto",
+    "throw",
+    "delete",
+    "new",
+    "using",
+    "typedef",
+    "template",
+    "public",
+    "private",
+    "protected",
+    "static_assert",
+    "decltype",
+    "alignas",
+    "asm",
+];
+
+/// `IDENT` (upper case) or `ident(...)` filling `line` (comments aside): its byte range.
+fn lone_macro(line: &[u8], mask: &[bool]) -> Option<std::ops::Range<usize>> {
+    let code: Vec<usize> = (0..line.len())
+        .filter(|&i| mask[i] && !line[i].is_ascii_whitespace())
+        .collect();
+    let (&first, &last) = (code.first()?, code.last()?);
+    let ident_end = (first..line.len())
+        .find(|&i| !(line[i].is_ascii_alphanumeric() || line[i] == b'_'))
+        .unwrap_or(line.len());
+    let ident = std::str::from_utf8(&line[first..ident_end]).ok()?;
+    if ident.is_empty() || ident.as_bytes()[0].is_ascii_digit() || KEYWORDS.contains(&ident) {
+        return None;
+    }
+    if ident_end > last {
+        let upper = ident.bytes().filter(u8::is_ascii_uppercase).count() >= 2
+            && !ident.bytes().any(|c| c.is_ascii_lowercase());
+        return upper.then_some(first..ident_end);
+    }
+    // a call whose parentheses close at the end of the line
+    let open = (ident_end..line.len()).find(|&i| !line[i].is_ascii_whitespace())?;
+    if line[open] != b'(' || line[last] != b')' {
+        return None;
+    }
+    let mut depth = 0i32;
+    for i in open..=last {
+        if !mask[i] {
+            continue;
+        }
+        match line[i] {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 && i != last {
+                    return None;
+                }
+            }
+            b'"' | b'\'' => {}
+            _ => {}
+        }
+    }
+    (depth == 0).then_some(first..last + 1)
+}
+
+fn blank_statement_macros(src: &str) -> Cow<'_, str> {
+    let b = src.as_bytes();
+    let mask = code_mask(b);
+    let significant = |i: usize| mask[i] && !b[i].is_ascii_whitespace();
+    let mut out: Option<Vec<u8>> = None;
+    let mut start = 0;
+    let mut prev_sig: Option<u8> = None;
+    while start < b.len() {
+        let end = b[start..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| start + p);
+        let line = &b[start..end];
+        let directive = line.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'#');
+        if !directive {
+            if let Some(r) = lone_macro(line, &mask[start..end]) {
+                let after_statement = matches!(prev_sig, None | Some(b';' | b'{' | b'}' | b':'));
+                let next = (end..b.len()).find(|&i| significant(i)).map(|i| b[i]);
+                let before_statement = match next {
+                    None => true,
+                    Some(c) => c.is_ascii_alphabetic() || c == b'_' || c == b'}' || c == b'#',
+                };
+                if after_statement && before_statement {
+                    let bytes = out.get_or_insert_with(|| b.to_vec());
+                    blank_range(bytes, start + r.start..start + r.end);
+                    start = end + 1;
+                    continue;
+                }
+            }
+            if let Some(i) = (start..end).rev().find(|&i| significant(i)) {
+                prev_sig = Some(b[i]);
+            }
+        } else {
+            // a directive ends whatever came before it
+            prev_sig = Some(b';');
+        }
+        start = end + 1;
+    }
+    match out {
+        Some(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string())),
+        None => Cow::Borrowed(src),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn callback_macro_is_blanked_as_a_word() {
+        let src = "void CUDART_CB done(cudaStream_t s); int CUDART_CBX;";
+        let out = super::blank(src);
+        assert_eq!(out, "void           done(cudaStream_t s); int CUDART_CBX;");
+    }
+
+    fn kept(src: &str) -> Vec<String> {
+        let out = super::blank(src);
+        assert_eq!(out.len(), src.len());
+        out.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn statement_macros_without_semicolons_are_blanked() {
+        let src = "void f() {\n  cudaMalloc(&p, n);\n  CUERR // check\n  PERF_BEGIN\n  k<<<1, 1>>>(p);\n  PERF_END(\"k\", a, b)\n  cudaCheckAsyncError(\"Cuda malloc\")\n  x = 1;\n}\n";
+        assert_eq!(
+            kept(src),
+            [
+                "void f() {",
+                "cudaMalloc(&p, n);",
+                "// check",
+                "k<<<1, 1>>>(p);",
+                "x = 1;",
+                "}"
+            ]
+        );
+    }
+
+    #[test]
+    fn lines_that_are_part_of_a_statement_are_kept() {
+        // continued expressions, declarations split over lines, function headers, conditions
+        let src = "int a = 1 +\n  OFFSET\n  + 2;\nx = 3;\nREAL\n*p = q;\n__global__ void\nKERNEL(float* a)\n{ }\nif (c)\n  FOO(x)\nelse y();\nz = 0;\nBAR(x)\n{ }\n";
+        assert_eq!(kept(src).len(), 15);
+    }
+}
