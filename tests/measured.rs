@@ -159,3 +159,48 @@ fn exceptions_are_read_from_the_fixture() {
     assert_eq!(e.get(&2).map(String::as_str), Some("vectorised by nvcc"));
     assert_eq!(e.get(&3).map(String::as_str), Some("inlined"));
 }
+
+#[test]
+fn every_fixture_with_a_kernel_is_measured() {
+    let root = common::root();
+    let mut measured = BTreeSet::new();
+    for e in std::fs::read_dir(root.join("fixtures/measured"))
+        .unwrap()
+        .flatten()
+    {
+        let data: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
+        if let Some(f) = data["fixture"].as_str() {
+            measured.insert(f.trim_start_matches("./").to_string());
+        }
+    }
+    // the probe's measurement is the shared ground truth, in its own format (tests/probe.rs)
+    if root.join("fixtures/measured/probe.json").exists() {
+        measured.insert("fixtures/probe.cu".to_string());
+    }
+    let mut missing = Vec::new();
+    let mut stack = vec![root.join("fixtures")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "cu") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let rel = p
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                if text.contains("__global__") && !measured.contains(&rel) {
+                    missing.push(rel);
+                }
+            }
+        }
+    }
+    missing.sort();
+    assert!(
+        missing.is_empty(),
+        "fixtures with kernels and no measurement in fixtures/measured (tools/measure/): {missing:?}"
+    );
+}

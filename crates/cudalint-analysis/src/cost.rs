@@ -247,6 +247,12 @@ pub fn evaluate_addr(
         return Cost::not_evaluated(Class::Local);
     }
     if let Some(reason) = addr.unknown_reason() {
+        // an index that mixes a value read from memory with one we cannot see (a float
+        // computed from loaded positions, a member of a fetched struct) is a gather whatever
+        // the other part is
+        if let Some(src) = addr.data_source() {
+            return Cost::not_evaluated(Class::DataDependent(src.to_string()));
+        }
         return Cost::not_evaluated(Class::Unknown(reason.to_string()));
     }
     // Warps differ only by translation unless a lane-dependent condition switches some of them

@@ -133,6 +133,8 @@ enum Val {
     },
     /// A cooperative group: the thread block (0), the grid (-1), or a tile of N threads.
     Group(i64),
+    /// A CUDA vector value held component by component (`uint4 i = {4*t, 4*t+1, ...}`).
+    Vector(Rc<[Sym]>),
     Unknown(Rc<str>),
 }
 
@@ -146,6 +148,7 @@ impl Val {
                 sym::unknown(format!("struct `{name}` used as an integer"))
             }
             Val::Group(_) => sym::unknown("cooperative group used as an integer"),
+            Val::Vector(_) => sym::unknown("vector value used as an integer"),
             Val::Unknown(r) => sym::unknown(r.clone()),
         }
     }
@@ -673,7 +676,15 @@ impl<'p> KernelRun<'p> {
                 None => Val::Dim3([sym::konst(1), sym::konst(1), sym::konst(1)]),
             }
         } else {
+            let width = types::vector_width(&ty.name).filter(|_| ty.pointer_depth == 0);
             match &d.init {
+                Some(Expr {
+                    kind: ExprKind::Init(args),
+                    ..
+                }) if width.is_some_and(|w| args.len() == w && w > 1) => {
+                    let c: Vec<Sym> = args.iter().map(|a| self.rvalue(a).sym()).collect();
+                    Val::Vector(c.into())
+                }
                 Some(Expr {
                     kind: ExprKind::Init(args),
                     ..
@@ -710,6 +721,14 @@ impl<'p> KernelRun<'p> {
                 }
                 None => Val::Unknown(format!("`{}` is not initialised", d.name).into()),
             }
+        };
+        // `x128 v = load128(p);`: a struct in registers; `v[k]` goes through its operator[]
+        // to its own members, not to memory
+        let v = match v {
+            Val::Unknown(_) if self.is_object_type(&ty) => {
+                Val::Unknown(format!("`{}` {LOCAL_OBJECT}", d.name).into())
+            }
+            v => v,
         };
         self.declare(&d.name, v);
     }
@@ -795,6 +814,19 @@ impl<'p> KernelRun<'p> {
             }
             if let Some(v) = v {
                 return match v {
+                    // a `__constant__` struct of parameters (rodinia's d_common): its members
+                    // are runtime values like a struct kernel parameter's
+                    Val::Unknown(_)
+                        if d.dims.is_empty()
+                            && d.ty.pointer_depth == 0
+                            && types::is_struct(&d.ty.name, self.types())
+                            && !is_vector_type(&d.ty.name) =>
+                    {
+                        Val::Aggregate {
+                            name: name.into(),
+                            ty: d.ty.clone(),
+                        }
+                    }
                     Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
                     v => v,
                 };
@@ -820,7 +852,72 @@ impl<'p> KernelRun<'p> {
         if let Some(v) = self.options.macros.get(name) {
             return Val::Int(sym::konst(*v));
         }
+        if let Some((ty, member)) = name.rsplit_once("::") {
+            if let Some(v) = self.static_member(ty, member) {
+                return v;
+            }
+        }
         Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
+    }
+
+    /// `x128::size`: a static member of a struct, through typedefs, evaluated with the
+    /// struct's template parameters bound to the arguments the type names (`Packed128<floatX>`).
+    fn static_member(&mut self, ty: &str, member: &str) -> Option<Val> {
+        let full = self.through_typedefs(ty);
+        let (base, args) = split_template(&full);
+        let def = self
+            .types()
+            .iter()
+            .find_map(|f| f.structs.iter().find(|s| s.name == base))?;
+        let init = def.statics.iter().find(|(n, _)| n == member)?.1.clone();
+        let params = def.template_params.clone();
+        let mut template = Vec::new();
+        for (p, a) in params.iter().zip(&args) {
+            let arg = match a.parse::<i64>() {
+                Ok(v) => TArg::Val(Val::Int(sym::konst(v))),
+                Err(_) => TArg::Type(self.resolve_type(&TypeRef::named(a))),
+            };
+            template.push((p.clone(), arg));
+        }
+        let file = self.file();
+        self.frames.push(Frame {
+            scope_base: self.scopes.len(),
+            file,
+            ret: None,
+            template,
+        });
+        let v = self.pure_rvalue(&init);
+        self.frames.pop();
+        Some(v)
+    }
+
+    /// Whether values of `ty` are objects (structs, template instances), through typedefs.
+    fn is_object_type(&self, ty: &TypeRef) -> bool {
+        if ty.pointer_depth > 0 {
+            return false;
+        }
+        let full = self.through_typedefs(&ty.name);
+        let (base, _) = split_template(&full);
+        full.contains('<') || types::is_struct(base, self.types())
+    }
+
+    /// The type a (non-pointer) typedef chain ends at, template arguments bound.
+    fn through_typedefs(&self, ty: &str) -> String {
+        let resolved = self.resolve_type(&TypeRef::named(ty));
+        let mut full = resolved.name.clone();
+        for _ in 0..8 {
+            let next = self.types().iter().find_map(|f| {
+                f.typedefs
+                    .iter()
+                    .find(|t| t.name == full && t.ty.name != full && t.ty.pointer_depth == 0)
+                    .map(|t| t.ty.name.clone())
+            });
+            match next {
+                Some(n) => full = n,
+                None => break,
+            }
+        }
+        full
     }
 
     fn rvalue(&mut self, e: &Expr) -> Val {
@@ -1011,6 +1108,10 @@ impl<'p> KernelRun<'p> {
         }
         let v = self.rvalue(base);
         Some(match v {
+            Val::Vector(c) => match ["x", "y", "z", "w"].iter().position(|f| *f == field) {
+                Some(k) if k < c.len() => Val::Int(c[k].clone()),
+                _ => Val::Unknown(format!("vector member `{field}`").into()),
+            },
             Val::Dim3(c) => match field {
                 "x" => Val::Int(c[0].clone()),
                 "y" => Val::Int(c[1].clone()),
@@ -1053,6 +1154,12 @@ impl<'p> KernelRun<'p> {
                 let i = self.rvalue(index).sym();
                 let p = match b {
                     Val::Ptr(p) => p,
+                    Val::Unknown(reason) if reason.ends_with(LOCAL_OBJECT) => {
+                        let mut p = unknown_pointer(&reason);
+                        p.space = Space::Local;
+                        p.offset = sym::konst(0);
+                        p
+                    }
                     Val::Unknown(reason) if opaque_pointer(&reason) => unknown_pointer(&reason),
                     _ => return None,
                 };
@@ -1358,6 +1465,16 @@ impl<'p> KernelRun<'p> {
         } = &lhs.kind
         {
             if let ExprKind::Ident(name) = &base.kind {
+                if let Some(Val::Vector(c)) = self.lookup_local(name).cloned() {
+                    if let Some(k) = ["x", "y", "z", "w"].iter().position(|f| f == field) {
+                        let mut c = c.to_vec();
+                        if k < c.len() {
+                            c[k] = v.sym();
+                            self.assign_local(name, Val::Vector(c.into()));
+                            return;
+                        }
+                    }
+                }
                 if let Some(Val::Dim3(mut c)) = self.lookup_local(name).cloned() {
                     let k = match field.as_str() {
                         "x" => 0,
@@ -1528,6 +1645,27 @@ impl<'p> KernelRun<'p> {
         {
             return Val::Int(sym::data(format!("result of `{name}`")));
         }
+        // `make_uint4(a, b, c, d)`
+        if let Some(w) = name.strip_prefix("make_").and_then(types::vector_width) {
+            if argv.len() == w && w > 1 {
+                return Val::Vector(argv.iter().map(Val::sym).collect::<Vec<_>>().into());
+            }
+        }
+        // texture and surface reads: values from memory, through the texture path
+        if [
+            "tex1D",
+            "tex2D",
+            "tex3D",
+            "texCubemap",
+            "surf1Dread",
+            "surf2Dread",
+            "surf3Dread",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+        {
+            return Val::Int(sym::data(format!("value fetched by `{name}`")));
+        }
         // function-like macro
         let file = self.file();
         if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
@@ -1611,6 +1749,30 @@ impl<'p> KernelRun<'p> {
             if let Some(Val::Int(s)) = argv.first() {
                 return Val::Int(sym::konst(s.as_const().unwrap_or(0).abs()));
             }
+        }
+        // `SharedMemory<T>()`: an object whose conversion operator hands out the block's
+        // dynamic shared memory (cuda-samples' reductions)
+        let bare = callee.split('<').next().unwrap_or(callee).trim();
+        let shared = self.types().iter().find_map(|f| {
+            f.structs
+                .iter()
+                .find(|s| s.name == bare)
+                .and_then(|s| s.extern_shared.clone())
+        });
+        if let Some(array) = shared {
+            let elem = match targs.first() {
+                Some(TemplateArg::Type(t)) => self.resolve_type(t),
+                _ => TypeRef::named("int"),
+            };
+            return Val::Ptr(Ptr {
+                space: Space::Shared,
+                base: array.as_str().into(),
+                offset: sym::konst(0),
+                elem,
+                dims: Rc::from(Vec::new()),
+                decl: None,
+                path: None,
+            });
         }
         // a call cudalint cannot see into may write memory
         self.in_registers.clear();
@@ -1746,6 +1908,37 @@ fn pick_overload<'a>(
         }
     }
     best.map(|(c, _)| c)
+}
+
+/// How an unknown value says it is a local object (a struct in registers).
+const LOCAL_OBJECT: &str = "is a local object";
+
+/// `Packed128<floatX>` as `("Packed128", ["floatX"])` (top-level commas only).
+fn split_template(name: &str) -> (&str, Vec<String>) {
+    let Some((base, rest)) = name.split_once('<') else {
+        return (name.trim(), Vec::new());
+    };
+    let inner = rest.strip_suffix('>').unwrap_or(rest);
+    let mut args = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        args.push(cur.trim().to_string());
+    }
+    (base.trim(), args)
 }
 
 /// Unknown values that are most likely pointers into memory: a name the analysed files do not

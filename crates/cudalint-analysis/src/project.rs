@@ -7,7 +7,8 @@ use std::collections::HashMap;
 pub struct Project<'p> {
     pub files: &'p [&'p FileModel],
     /// Per file, the files whose definitions it sees: itself, then what it includes
-    /// (transitively), in include order.
+    /// (transitively), in include order, then what the files that include it see (rodinia's
+    /// main.cu includes "define.c" and then "kernel.cu": the kernel sees define.c's macros).
     visible: Vec<Vec<usize>>,
     /// The same, as models: what type lookups (structs, typedefs) consult.
     visible_models: Vec<Vec<&'p FileModel>>,
@@ -44,7 +45,7 @@ fn pick<T>(
     None
 }
 
-/// Whether `include` (as written in a file in `dir`) names `path`.
+/// Whether `include` (as written in a file in `dir`) names `path` exactly.
 fn names(dir: &str, include: &str, path: &str) -> bool {
     let joined = if dir.is_empty() {
         include.to_string()
@@ -52,7 +53,11 @@ fn names(dir: &str, include: &str, path: &str) -> bool {
         format!("{dir}/{include}")
     };
     normalize(&joined) == normalize(path)
-        || path.ends_with(&format!("/{}", include.trim_start_matches("./")))
+}
+
+/// Whether `path` ends with `include`: a header found through an include path (`-I`).
+fn ends_with_include(include: &str, path: &str) -> bool {
+    path.ends_with(&format!("/{}", include.trim_start_matches("./")))
 }
 
 fn normalize(p: &str) -> String {
@@ -87,14 +92,33 @@ impl<'p> Project<'p> {
                 f.includes
                     .iter()
                     .filter_map(|inc| {
-                        (0..files.len()).find(|&o| {
-                            o != fi && paths.get(o).is_some_and(|p| names(dirs[fi], inc, p))
+                        // the file next to the includer first: in a corpus of many programs,
+                        // every one has its own "define.c"
+                        let found = |m: &dyn Fn(&str) -> bool| {
+                            (0..files.len())
+                                .find(|&o| o != fi && paths.get(o).is_some_and(|p| m(p)))
+                        };
+                        found(&|p| names(dirs[fi], inc, p)).or_else(|| {
+                            // through an include path: the nearest such header
+                            let me = paths.get(fi).copied().unwrap_or("");
+                            (0..files.len())
+                                .filter(|&o| {
+                                    o != fi
+                                        && paths.get(o).is_some_and(|p| ends_with_include(inc, p))
+                                })
+                                .max_by_key(|&o| {
+                                    let p = paths[o];
+                                    p.bytes()
+                                        .zip(me.bytes())
+                                        .take_while(|(a, b)| a == b)
+                                        .count()
+                                })
                         })
                     })
                     .collect()
             })
             .collect();
-        let visible: Vec<Vec<usize>> = (0..files.len())
+        let down: Vec<Vec<usize>> = (0..files.len())
             .map(|fi| {
                 let mut seen = vec![fi];
                 let mut i = 0;
@@ -102,6 +126,36 @@ impl<'p> Project<'p> {
                     for &d in &direct[seen[i]] {
                         if !seen.contains(&d) {
                             seen.push(d);
+                        }
+                    }
+                    i += 1;
+                }
+                seen
+            })
+            .collect();
+        let mut includers: Vec<Vec<usize>> = vec![Vec::new(); files.len()];
+        for (fi, ds) in direct.iter().enumerate() {
+            for &d in ds {
+                includers[d].push(fi);
+            }
+        }
+        // what a file sees of itself and its includes comes first; its includers' names only
+        // answer what those do not define
+        let visible: Vec<Vec<usize>> = (0..files.len())
+            .map(|fi| {
+                let mut seen = down[fi].clone();
+                let mut up = includers[fi].clone();
+                let mut i = 0;
+                while i < up.len() && seen.len() < 4096 {
+                    let u = up[i];
+                    for &x in &down[u] {
+                        if !seen.contains(&x) {
+                            seen.push(x);
+                        }
+                    }
+                    for &w in &includers[u] {
+                        if !up.contains(&w) {
+                            up.push(w);
                         }
                     }
                     i += 1;

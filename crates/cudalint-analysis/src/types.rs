@@ -167,6 +167,15 @@ pub fn field(
     None
 }
 
+/// Components of a CUDA vector type (`uint4`: 4), `None` for anything else.
+pub fn vector_width(name: &str) -> Option<usize> {
+    let bare = name.trim_start_matches("const ");
+    let digits = bare.trim_start_matches(|c: char| !c.is_ascii_digit());
+    let n: usize = digits.parse().ok()?;
+    (vector_component(bare).is_some() && (1..=4).contains(&n) && bare.ends_with(digits))
+        .then_some(n)
+}
+
 fn vector_component(name: &str) -> Option<&'static str> {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
     Some(match base {

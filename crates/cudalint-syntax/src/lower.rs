@@ -186,7 +186,12 @@ impl<'s> Lowerer<'s> {
         for child in named_children(n) {
             match child.kind() {
                 "function_definition" => self.function(child, &params),
-                "struct_specifier" | "class_specifier" => self.struct_def(child, None),
+                "struct_specifier" | "class_specifier" => {
+                    self.struct_def(child, None);
+                    if let Some(s) = self.model.structs.last_mut() {
+                        s.template_params = params.iter().map(|p| p.name.clone()).collect();
+                    }
+                }
                 "template_declaration" => self.template_decl(child),
                 _ => {}
             }
@@ -251,8 +256,27 @@ impl<'s> Lowerer<'s> {
             .or(alias.clone());
         let Some(name) = name else { return };
         let mut fields = Vec::new();
+        let mut statics = Vec::new();
+        let mut extern_shared = None;
         for f in named_children(body) {
+            if f.kind() == "function_definition" && extern_shared.is_none() {
+                extern_shared = self.extern_shared_in(f);
+            }
             if f.kind() != "field_declaration" {
+                continue;
+            }
+            let is_static = named_children(f)
+                .iter()
+                .any(|c| c.kind() == "storage_class_specifier" && self.text(*c) == "static");
+            if is_static {
+                let mut c = f.walk();
+                let names: Vec<Node> = f.children_by_field_id(fid().declarator, &mut c).collect();
+                if let (Some(d), Some(v)) = (
+                    names.first(),
+                    f.child_by_field_id(fid().default_value.get()),
+                ) {
+                    statics.push((self.text(*d).to_string(), self.expr(v, 0)));
+                }
                 continue;
             }
             let Some(t) = f.child_by_field_id(fid().r#type.get()) else {
@@ -284,8 +308,33 @@ impl<'s> Lowerer<'s> {
         self.model.structs.push(StructDef {
             name,
             fields,
+            template_params: Vec::new(),
+            statics,
+            extern_shared,
             span: span(n),
         });
+    }
+
+    /// The name of an `extern __shared__` array declared in a member function's body.
+    fn extern_shared_in(&mut self, f: Node) -> Option<String> {
+        let mut stack = vec![f.child_by_field_id(fid().body.get())?];
+        let mut guard = 0;
+        while let Some(x) = stack.pop() {
+            guard += 1;
+            if guard > 4096 {
+                return None;
+            }
+            if x.kind() == "declaration" {
+                let text = self.text(x);
+                if text.contains("extern") && text.contains("__shared__") {
+                    let d = x.child_by_field_id(fid().declarator.get())?;
+                    let (name, _, _, _) = self.declarator_parts(d);
+                    return name.map(|n| self.text(n).to_string());
+                }
+            }
+            stack.extend(named_children(x));
+        }
+        None
     }
 
     /// Type of a declaration: its `type` node plus qualifiers found on the declaration node.

@@ -274,7 +274,16 @@ pub struct FieldDef {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
     pub name: String,
+    /// Non-static data members, in order: the layout.
     pub fields: Vec<FieldDef>,
+    /// `template <class T> struct S`: the parameters' names.
+    pub template_params: Vec<String>,
+    /// `static constexpr size_t size = sizeof(int4) / sizeof(T);`: name and initializer.
+    pub statics: Vec<(String, Expr)>,
+    /// The `extern __shared__` array a member function hands out (cuda-samples'
+    /// `SharedMemory<T>`, whose `operator T*()` returns it): constructing one is a pointer to
+    /// the block's dynamic shared memory.
+    pub extern_shared: Option<String>,
     pub span: Span,
 }
 

@@ -92,7 +92,7 @@ impl Scope<'_> {
     fn value(&self, name: &str) -> Result<Option<&str>, ()> {
         match self.local.get(name) {
             Some(MacroState::Object(v)) => Ok(Some(v)),
-            Some(MacroState::Function) => Ok(None),
+            Some(MacroState::Function | MacroState::Defined) => Ok(None),
             Some(MacroState::Undefined) => Err(()),
             None if self.defines.is_defined(name) == Some(false) => Err(()),
             None => Ok(self.defines.get(name)),

@@ -72,10 +72,29 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                 }
                 decided
             };
+            let decided = decide(&rest);
+            // keeping `#ifdef X` on a guess is assuming X defined: a later `#ifndef X` must
+            // agree (SobelFilter's FIXED_BLOCKWIDTH picks macros in one group and parameters
+            // in the other)
+            let guessed = decided
+                .is_none()
+                .then(|| first_ident(&rest))
+                .flatten()
+                .filter(|_| matches!(name, "ifdef" | "ifndef" | "elifdef" | "elifndef"));
             match name {
                 "if" | "ifdef" | "ifndef" => {
                     // an undecided condition keeps this branch: the first live one
-                    let keep = live && decide(&rest) != Some(false);
+                    let keep = live && decided != Some(false);
+                    if keep {
+                        if let Some(x) = guessed {
+                            let state = if name == "ifdef" {
+                                MacroState::Defined
+                            } else {
+                                MacroState::Undefined
+                            };
+                            local.insert(x.to_string(), state);
+                        }
+                    }
                     stack.push(Group {
                         parent_live: live,
                         taken: keep || !live,
@@ -85,9 +104,8 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                 }
                 "elif" | "elifdef" | "elifndef" | "else" if !stack.is_empty() => {
                     let g = stack.last().expect("checked non-empty");
-                    let keep = g.parent_live
-                        && !g.taken
-                        && (name == "else" || decide(&rest) != Some(false));
+                    let keep =
+                        g.parent_live && !g.taken && (name == "else" || decided != Some(false));
                     let g = stack.last_mut().expect("checked non-empty");
                     g.live = keep;
                     g.taken |= keep;
@@ -370,6 +388,13 @@ mod tests {
         // defining the name it tests is not using its value (PolyBench's dataset sizes)
         let src = "# if !defined(NI)\n# define NI 1024\n# endif\n";
         assert_eq!(live(src, &[]), ["# define NI 1024"]);
+    }
+
+    #[test]
+    fn a_guess_is_kept_consistently() {
+        let src = "#ifdef FIXED\n#define W 80\n#endif\nvoid k(\n#ifndef FIXED\nshort W,\n#endif\nint h);\n";
+        assert_eq!(live(src, &[]), ["#define W 80", "void k(", "int h);"]);
+        assert_eq!(live(src, &["!FIXED"]), ["void k(", "short W,", "int h);"]);
     }
 
     #[test]

@@ -160,6 +160,8 @@ fn valid_name(name: &str) -> bool {
 pub(crate) enum MacroState {
     Object(String),
     Function,
+    /// Assumed defined, value unknown: an `#ifdef` on it was kept on a guess.
+    Defined,
     Undefined,
 }
 
