@@ -98,10 +98,7 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
             layout_named(&field.ty.name, files, depth + 1)?
         };
         let count = match &field.array_len {
-            Some(e) => match e.kind {
-                cudalint_syntax::ExprKind::Int(n) => n,
-                _ => return None,
-            },
+            Some(e) => array_len(e, files, 0)?,
             None => 1,
         };
         offset = round_up(offset, fl.align) + fl.size * count;
@@ -156,15 +153,46 @@ pub fn field(
             return Some((offset, fl, fd.ty.clone()));
         }
         let count = match &fd.array_len {
-            Some(e) => match e.kind {
-                cudalint_syntax::ExprKind::Int(n) => n,
-                _ => return None,
-            },
+            Some(e) => array_len(e, files, 0)?,
             None => 1,
         };
         offset += fl.size * count;
     }
     None
+}
+
+/// A field's array length: a constant expression over integers and object-like macros of
+/// the files (rodinia's `int keys[DEFAULT_ORDER + 1]`).
+fn array_len(e: &cudalint_syntax::Expr, files: &[&FileModel], depth: usize) -> Option<i64> {
+    use cudalint_syntax::{BinOp, ExprKind};
+    if depth > 16 {
+        return None;
+    }
+    match &e.kind {
+        ExprKind::Int(n) => Some(*n),
+        ExprKind::Ident(name) => {
+            let body = files.iter().find_map(|f| {
+                f.defines
+                    .iter()
+                    .rev()
+                    .find(|d| d.name == *name && d.params.is_none())
+                    .and_then(|d| d.body.as_ref())
+            })?;
+            array_len(body, files, depth + 1)
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (a, b) = (array_len(lhs, files, depth + 1)?, array_len(rhs, files, depth + 1)?);
+            match op {
+                BinOp::Add => a.checked_add(b),
+                BinOp::Sub => a.checked_sub(b),
+                BinOp::Mul => a.checked_mul(b),
+                BinOp::Div => a.checked_div(b),
+                BinOp::Shl => a.checked_shl(u32::try_from(b).ok()?),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Components of a CUDA vector type (`uint4`: 4), `None` for anything else.
