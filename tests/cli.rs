@@ -453,3 +453,63 @@ fn a_baseline_hides_known_findings_across_edits_and_shows_new_ones() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("not a cudalint baseline"), "{}", r.stderr);
 }
+
+#[test]
+fn macros_from_the_command_line_and_the_config_pick_branches() {
+    let dir = scratch("defines");
+    let k = dir.join("k.cu");
+    std::fs::write(
+        &k,
+        "#ifdef WIDE\n#define TILE 32\n#else\n#define TILE 16\n#endif\n\
+         __global__ void k(float* out) {\n  __shared__ float tile[TILE][TILE];\n  \
+         tile[threadIdx.x][0] = 1.0f;\n  out[threadIdx.x] = tile[0][threadIdx.x];\n}\n",
+    )
+    .unwrap();
+    let ways = |args: &[&str]| -> f64 {
+        let mut all = vec!["audit", "--format", "json", "--block", "32"];
+        all.extend_from_slice(args);
+        let p = s(&k);
+        all.push(&p);
+        let out = common::json(&all);
+        out["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["op"] == "store" && a["space"] == "shared")
+            .and_then(|a| a["wavefronts_per_request"].as_f64())
+            .unwrap()
+    };
+    // WIDE is named by nothing: the first branch, the 32-wide tile (a column: 32-way)
+    assert_eq!(ways(&[]), 32.0);
+    // undefined: the 16-wide tile, rows 64 bytes apart (lanes 0 and 2 share a bank: 16-way)
+    assert_eq!(ways(&["-U", "WIDE"]), 16.0);
+    std::fs::write(dir.join("cudalint.toml"), "undefines = [\"WIDE\"]\n").unwrap();
+    assert_eq!(ways(&[]), 16.0);
+    // the command line wins over the file
+    assert_eq!(ways(&["-D", "WIDE"]), 32.0);
+    let bad = common::run(&["check", "-D", "1X", &s(&k)]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("1X"), "{}", bad.stderr);
+}
+
+#[test]
+fn audit_summary_counts_files_kernels_and_classes() {
+    let out = common::run(&["audit", "--format", "summary", "fixtures/preprocessor.cu"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("files     1, 0 with parse-error regions (0.0%)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("kernels   4, 0 not analysed (CL101)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("findings  CL201 2, CL301 1"),
+        "{}",
+        out.stdout
+    );
+}
