@@ -63,7 +63,11 @@ impl Client {
     }
 
     fn send(&mut self, msg: &Value) {
-        let body = msg.to_string();
+        self.send_raw(&msg.to_string());
+    }
+
+    /// A body as given, framed: what a broken client might send.
+    fn send_raw(&mut self, body: &str) {
         write!(self.stdin, "Content-Length: {}\r\n\r\n{}", body.len(), body).unwrap();
         self.stdin.flush().unwrap();
     }
@@ -81,7 +85,11 @@ impl Client {
 
     /// The next message matching `pred` (others are dropped), within 20 s.
     fn wait(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        self.wait_within(Duration::from_secs(20), pred)
+    }
+
+    fn wait_within(&mut self, time: Duration, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + time;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let m = self
@@ -95,12 +103,112 @@ impl Client {
     }
 
     fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        let m = self.wait(|m| {
+        self.diagnostics_within(Duration::from_secs(20), uri, version)
+    }
+
+    fn diagnostics_within(&mut self, time: Duration, uri: &str, version: i64) -> Vec<Value> {
+        let m = self.wait_within(time, |m| {
             m["method"] == "textDocument/publishDiagnostics"
                 && m["params"]["uri"] == uri
                 && m["params"]["version"] == version
         });
         m["params"]["diagnostics"].as_array().unwrap().clone()
+    }
+
+    fn initialize(&mut self) {
+        let init = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}}),
+        );
+        assert!(init.get("error").is_none(), "{init}");
+        self.notify("initialized", json!({}));
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "cuda-cpp", "version": 1, "text": text}}),
+        );
+    }
+
+    /// One incremental change: `old` (the first occurrence at or after byte `from` of `text`,
+    /// which must be ASCII up to it) replaced by `new`, applied to `text` too.
+    fn replace(
+        &mut self,
+        uri: &str,
+        version: i64,
+        text: &mut String,
+        from: usize,
+        old: &str,
+        new: &str,
+    ) {
+        let start = from + text[from..].find(old).expect("the text to replace");
+        let end = start + old.len();
+        let pos = |b: usize| {
+            let before = &text[..b];
+            let line = before.matches('\n').count();
+            let col = b - before.rfind('\n').map_or(0, |i| i + 1);
+            json!({"line": line, "character": col})
+        };
+        let range = json!({"start": pos(start), "end": pos(end)});
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": new}]}),
+        );
+        text.replace_range(start..end, new);
+    }
+
+    fn shutdown(mut self) {
+        let shut = self.request("shutdown", Value::Null);
+        assert!(shut.get("error").is_none(), "{shut}");
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "exit status {status}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// A fresh directory under the system's temporary one, for documents the CLI checks too.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cudalint-lsp-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The LSP diagnostics agree with `cudalint check` on the same file: same findings, same
+/// places, same messages (LSP appends the notes and the help to the message).
+fn assert_same_as_cli(lsp: &[Value], path: &std::path::Path) {
+    let cli = common::json(&[
+        "check",
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        &path.to_string_lossy(),
+    ]);
+    let cli = cli["diagnostics"].as_array().unwrap();
+    assert_eq!(lsp.len(), cli.len(), "LSP {lsp:#?}\nCLI {cli:#?}");
+    for (l, c) in lsp.iter().zip(cli) {
+        assert_eq!(l["code"], c["code"]);
+        assert_eq!(
+            l["range"]["start"]["line"],
+            c["at"]["line"].as_i64().unwrap() - 1
+        );
+        assert_eq!(
+            l["range"]["start"]["character"],
+            c["at"]["column"].as_i64().unwrap() - 1
+        );
+        let message = c["message"].as_str().unwrap();
+        assert!(
+            l["message"].as_str().unwrap().starts_with(message),
+            "{l:#?}\n{c:#?}"
+        );
     }
 }
 
@@ -208,30 +316,184 @@ fn an_editor_session() {
     );
     assert!(md.contains("block (32, 8, 1)"), "{md}");
 
-    // bad input: a change far past the end, a method nobody knows, a burst of changes
-    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"range": {"start": {"line": 9999, "character": 0}, "end": {"line": 9999, "character": 5}}, "text": "\n"}]}));
-    let unknown = c.request("cudalint/unknownMethod", json!({}));
-    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
-    for v in 4..200 {
-        c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": " "}]}));
+    // the whole text replaced (a change without a range): the finding is back
+    // (bad input and bursts of changes: the tests below)
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"text": std::fs::read_to_string(&path).unwrap()}]}));
+    assert_eq!(c.diagnostics(&uri, 3).len(), 1);
+    c.shutdown();
+}
+
+#[test]
+fn a_five_megabyte_document_is_checked_and_the_server_stays_alive() {
+    // 11,000 kernels, one in 500 with a strided load, each under a long comment
+    let comment = format!("// {}\n", "a kernel of a generated file, ".repeat(10));
+    let mut text = String::new();
+    let (mut i, mut strided) = (0usize, 0usize);
+    while text.len() < 5 << 20 {
+        // the first of every 500 kernels is strided
+        let index = if i == strided * 500 {
+            strided += 1;
+            "t * 2"
+        } else {
+            "t"
+        };
+        text.push_str(&comment);
+        text.push_str(&format!(
+            "__global__ void k{i}(const float* in, float* out, int n) {{\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t < n) out[t] = in[{index}] * 2.0f;\n}}\n\n"
+        ));
+        i += 1;
     }
-    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 200}, "contentChanges": [{"text": std::fs::read_to_string(&path).unwrap()}]}));
-    assert_eq!(
-        c.diagnostics(&uri, 200).len(),
-        1,
-        "the last state of a burst is checked"
+    let dir = scratch("large");
+    let uri = format!("file://{}", dir.join("large.cu").display());
+    let mut c = Client::start();
+    c.initialize();
+    c.open(&uri, &text);
+    let diags = c.diagnostics_within(Duration::from_secs(120), &uri, 1);
+    assert_eq!(diags.len(), strided, "one finding per strided kernel");
+
+    // a keystroke in a kernel in the middle: one more finding, and only that kernel redone
+    let middle = text.find(&format!("void k{}(", i / 2 + 1)).unwrap();
+    let started = Instant::now();
+    c.replace(&uri, 2, &mut text, middle, "in[t]", "in[t * 4]");
+    let diags = c.diagnostics_within(Duration::from_secs(120), &uri, 2);
+    eprintln!(
+        "a change to a {} byte document: {:?}",
+        text.len(),
+        started.elapsed()
+    );
+    assert_eq!(diags.len(), strided + 1);
+    let added = diags
+        .iter()
+        .find(|d| d["message"].as_str().unwrap().contains("in[t * 4]"))
+        .expect("the new finding");
+
+    // a later request is answered, from the same report
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": added["range"]["start"]}),
+    );
+    let md = hover["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(md.contains("| lane | byte offset | sector |"), "{hover}");
+    c.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_burst_of_a_thousand_changes_publishes_the_last_version_once() {
+    let dir = scratch("burst");
+    let path = dir.join("burst.cu");
+    let mut text =
+        std::fs::read_to_string(common::root().join("fixtures/examples/tile_transpose.cu"))
+            .unwrap();
+    let uri = format!("file://{}", path.display());
+    let mut c = Client::start();
+    c.initialize();
+    c.open(&uri, &text);
+    assert_eq!(c.diagnostics(&uri, 1).len(), 1);
+
+    // typing into a kernel's index and taking it back, 1,000 times without a pause; the last
+    // change leaves `x * 3`, a stride the first text does not have
+    let at = text.find("idata[(y + j) * width + x]").unwrap();
+    for k in 0..1000 {
+        let version = k + 2;
+        if k == 999 {
+            c.replace(&uri, version, &mut text, at, "x * 2]", "x * 3]");
+        } else if k % 2 == 0 {
+            c.replace(&uri, version, &mut text, at, "x]", "x * 2]");
+        } else {
+            c.replace(&uri, version, &mut text, at, "x * 2]", "x]");
+        }
+    }
+    let last = 1001;
+    let mut published = Vec::new();
+    let diags = loop {
+        let m = c.wait(|m| m["method"] == "textDocument/publishDiagnostics");
+        let v = m["params"]["version"].as_i64().unwrap();
+        published.push(v);
+        if v == last {
+            break m["params"]["diagnostics"].as_array().unwrap().clone();
+        }
+    };
+    assert!(
+        published.windows(2).all(|w| w[0] < w[1]),
+        "versions published in order: {published:?}"
+    );
+    assert!(
+        published.len() < 20,
+        "a burst is coalesced, not checked edit by edit: {published:?}"
+    );
+    // nothing after the last version: it was published once, and no stale check follows it
+    let after =
+        c.rx.recv_timeout(Duration::from_millis(1500))
+            .ok()
+            .filter(|m| m["method"] == "textDocument/publishDiagnostics");
+    assert!(
+        after.is_none(),
+        "published after the last version: {after:?}"
     );
 
-    let shut = c.request("shutdown", Value::Null);
-    assert!(shut.get("error").is_none(), "{shut}");
-    c.notify("exit", Value::Null);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = c.child.try_wait().unwrap() {
-            assert!(status.success(), "exit status {status}");
-            break;
-        }
-        assert!(Instant::now() < deadline, "the server did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // what a fresh check of the final text says
+    std::fs::write(&path, &text).unwrap();
+    assert!(text.contains("idata[(y + j) * width + x * 3]"));
+    assert_same_as_cli(&diags, &path);
+    assert!(diags.iter().any(|d| d["code"] == "CL201"), "{diags:#?}");
+    c.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn broken_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    let mut c = Client::start();
+    c.initialize();
+
+    // not JSON: a parse error, with no id to answer to
+    c.send_raw("{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": ");
+    let e = c.wait(|m| m.get("error").is_some());
+    assert_eq!(e["error"]["code"], -32700, "{e}");
+    assert_eq!(e["id"], Value::Null, "{e}");
+    // JSON, but not a JSON-RPC message
+    c.send_raw("{\"hello\": [1, 2, 3]}");
+    let e = c.wait(|m| m.get("error").is_some());
+    assert_eq!(e["error"]["code"], -32600, "{e}");
+    // a notification nobody knows is ignored; a request nobody knows is answered
+    c.notify("cudalint/unknownNotification", json!({"x": 1}));
+    let unknown = c.request("textDocument/unknownRequest", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // a request with parameters of the wrong shape
+    let bad = c.request("textDocument/hover", json!({"textDocument": 3}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+
+    let path = common::root().join("fixtures/examples/tile_transpose.cu");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let uri = format!("file://{}", path.display());
+    c.open(&uri, &text);
+    assert_eq!(c.diagnostics(&uri, 1).len(), 1);
+
+    // ranges that do not fit the document: past its end, past a line's end, reversed; and a
+    // change to a document that is not open
+    let change = |v: i64, start: (u32, u32), end: (u32, u32), new: &str| json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [{"range": {"start": {"line": start.0, "character": start.1}, "end": {"line": end.0, "character": end.1}}, "text": new}]});
+    c.notify(
+        "textDocument/didChange",
+        change(2, (9999, 0), (99999, 7), "\n"),
+    );
+    c.notify("textDocument/didChange", change(3, (2, 500), (2, 900), " "));
+    c.notify("textDocument/didChange", change(4, (3, 4), (1, 2), ""));
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": "file:///nowhere/not-open.cu", "version": 9}, "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "x"}]}),
+    );
+    let diags = c.diagnostics(&uri, 4);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["code"], "CL301");
+
+    // and it still answers requests, then shuts down cleanly
+    let actions = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": diags[0]["range"], "context": {"diagnostics": []}}),
+    );
+    assert!(
+        actions["result"].as_array().is_some_and(|a| !a.is_empty()),
+        "{actions}"
+    );
+    c.shutdown();
 }

@@ -6,11 +6,45 @@ use std::str::FromStr;
 use tower_lsp_server::ls_types::*;
 
 pub fn position(text: &str, byte: usize) -> Position {
-    let byte = byte.min(text.len());
-    let before = &text[..floor_char(text, byte)];
-    let line = before.matches('\n').count();
-    let start = before.rfind('\n').map(|i| i + 1).unwrap_or(0);
-    Position::new(line as u32, before[start..].encode_utf16().count() as u32)
+    Lines::new(text).position(byte)
+}
+
+/// A text's line starts, so that each of a report's many positions costs a search and its
+/// line's length, not a scan from the start of a 5 MB document.
+pub struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(text: &'a str) -> Lines<'a> {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        Lines { text, starts }
+    }
+
+    pub fn position(&self, byte: usize) -> Position {
+        let byte = floor_char(self.text, byte.min(self.text.len()));
+        let line = self
+            .starts
+            .partition_point(|&s| s <= byte)
+            .saturating_sub(1);
+        let start = self.starts.get(line).copied().unwrap_or(0).min(byte);
+        let column = self
+            .text
+            .get(start..byte)
+            .map_or(0, |t| t.encode_utf16().count());
+        Position::new(line as u32, column as u32)
+    }
+
+    pub fn range(&self, bytes: std::ops::Range<usize>) -> Range {
+        Range::new(self.position(bytes.start), self.position(bytes.end))
+    }
 }
 
 fn floor_char(text: &str, mut b: usize) -> usize {
@@ -44,7 +78,7 @@ pub fn offset(text: &str, p: Position) -> usize {
 }
 
 pub fn range(text: &str, bytes: std::ops::Range<usize>) -> Range {
-    Range::new(position(text, bytes.start), position(text, bytes.end))
+    Lines::new(text).range(bytes)
 }
 
 pub fn line_end(text: &str, line: usize) -> Position {
@@ -66,7 +100,7 @@ pub fn apply_change(text: &mut String, r: Range, new: &str) {
     text.replace_range(a..b, new);
 }
 
-pub fn diagnostic(d: &CDiag, uri: &Uri, text: &str) -> Diagnostic {
+pub fn diagnostic(d: &CDiag, uri: &Uri, lines: &Lines) -> Diagnostic {
     let mut message = d.message.clone();
     for n in &d.notes {
         message.push('\n');
@@ -81,12 +115,12 @@ pub fn diagnostic(d: &CDiag, uri: &Uri, text: &str) -> Diagnostic {
         .iter()
         .filter(|l| l.at.file == d.at.file)
         .map(|l| DiagnosticRelatedInformation {
-            location: Location::new(uri.clone(), range(text, l.at.bytes.clone())),
+            location: Location::new(uri.clone(), lines.range(l.at.bytes.clone())),
             message: l.message.clone(),
         })
         .collect::<Vec<_>>();
     Diagnostic {
-        range: range(text, d.at.bytes.clone()),
+        range: lines.range(d.at.bytes.clone()),
         severity: Some(match d.severity {
             Severity::Error => DiagnosticSeverity::ERROR,
             Severity::Warning => DiagnosticSeverity::WARNING,
@@ -104,9 +138,10 @@ pub fn diagnostic(d: &CDiag, uri: &Uri, text: &str) -> Diagnostic {
 }
 
 pub fn diagnostics(r: &FileReport, uri: &Uri, text: &str) -> Vec<Diagnostic> {
+    let lines = Lines::new(text);
     r.diagnostics
         .iter()
-        .map(|d| diagnostic(d, uri, text))
+        .map(|d| diagnostic(d, uri, &lines))
         .collect()
 }
 
@@ -173,5 +208,23 @@ mod tests {
         // past the end of a line or the text: clamped, never a panic
         assert_eq!(offset(text, Position::new(0, 99)), 1);
         assert_eq!(offset(text, Position::new(99, 0)), text.len());
+    }
+
+    #[test]
+    fn positions_from_the_line_table_match_a_scan() {
+        let text = "ab\n\nµ€x\n𝄞y\nlast";
+        let lines = Lines::new(text);
+        for byte in 0..=text.len() + 2 {
+            let b = floor_char(text, byte.min(text.len()));
+            let before = &text[..b];
+            let line = before.matches('\n').count() as u32;
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            let col = before[start..].encode_utf16().count() as u32;
+            assert_eq!(
+                lines.position(byte),
+                Position::new(line, col),
+                "byte {byte}"
+            );
+        }
     }
 }

@@ -6,10 +6,13 @@
 //! 2023): the same programming model, current LSP types.
 
 mod convert;
+mod wire;
 
+use cudalint_rules::incremental::{Incremental, Timings};
 use cudalint_rules::{Applicability, FileReport, Input, Settings};
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::Mutex;
 use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::ls_types::*;
@@ -18,6 +21,23 @@ use tower_lsp_server::{Client, LanguageServer, LspService, Server};
 struct Doc {
     text: String,
     version: i32,
+    /// The previous check's trees and kernel analyses: the next check redoes only what the
+    /// edits touched. One check of a document runs at a time, so the lock is not contended.
+    checker: Arc<std::sync::Mutex<Incremental>>,
+    /// The report of the last check and the version it is of: hover and code actions on an
+    /// unchanged document answer from it.
+    last: Option<(i32, Arc<FileReport>)>,
+}
+
+impl Doc {
+    fn new(text: String, version: i32) -> Doc {
+        Doc {
+            text,
+            version,
+            checker: Arc::default(),
+            last: None,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -32,8 +52,13 @@ struct Backend {
     state: Arc<Mutex<State>>,
 }
 
-/// Checks one document as it is in the editor.
-fn analyse(uri: &Uri, text: &str) -> (Vec<Input>, Vec<FileReport>) {
+/// Checks one document as it is in the editor, reusing what `checker` kept from the last
+/// check of it: the report of the document itself, and where the check's time went.
+fn analyse(
+    uri: &Uri,
+    text: &str,
+    checker: &std::sync::Mutex<Incremental>,
+) -> (FileReport, Timings) {
     let path = uri
         .to_file_path()
         .map(|p| p.to_string_lossy().into_owned())
@@ -42,8 +67,35 @@ fn analyse(uri: &Uri, text: &str) -> (Vec<Input>, Vec<FileReport>) {
     cudalint_rules::workspace::add_included(&mut inputs);
     // a cudalint.toml that does not load is reported by the CLI; here the defaults apply
     let _ = cudalint_rules::workspace::attach_configs(&mut inputs, None);
-    let reports = cudalint_rules::check(&inputs, &Settings::default());
-    (inputs, reports)
+    // a check that panicked left the cache half written: start it afresh
+    let mut checker = checker.lock().unwrap_or_else(|poisoned| {
+        let mut c = poisoned.into_inner();
+        *c = Incremental::default();
+        c
+    });
+    let reports = checker.check(&inputs, &Settings::default());
+    (reports.into_iter().next().unwrap_or_default(), checker.last)
+}
+
+fn ms(d: std::time::Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+fn timings_text(t: &Timings) -> String {
+    format!(
+        "parse {} ms, analyse {} ms ({} kernels analysed, {} reused), report {} ms",
+        ms(t.parse),
+        ms(t.analyse),
+        t.kernels.analysed,
+        t.kernels.reused,
+        ms(t.report)
+    )
+}
+
+/// `CUDALINT_LSP_TIMING` set: every check says on stderr where its time went.
+fn timing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("CUDALINT_LSP_TIMING").is_some())
 }
 
 impl Backend {
@@ -66,45 +118,83 @@ impl Backend {
                     .await
                     .docs
                     .get(&uri)
-                    .map(|d| (d.text.clone(), d.version));
-                let Some((text, version)) = current else {
+                    .map(|d| (d.text.clone(), d.version, d.checker.clone()));
+                let Some((text, version, checker)) = current else {
                     state.lock().await.running.remove(&uri);
                     return;
                 };
-                let diags = tokio::task::spawn_blocking({
+                let started = Instant::now();
+                let checked = tokio::task::spawn_blocking({
                     let uri = uri.clone();
                     move || {
-                        let (_, reports) = analyse(&uri, &text);
-                        reports
-                            .first()
-                            .map(|r| convert::diagnostics(r, &uri, &text))
-                            .unwrap_or_default()
+                        let (report, timings) = analyse(&uri, &text, &checker);
+                        let checked = Instant::now();
+                        let diags = convert::diagnostics(&report, &uri, &text);
+                        (Arc::new(report), diags, timings, checked, text.len())
                     }
                 })
-                .await
-                .unwrap_or_default();
+                .await;
+                let (report, diags, timing_line) = match checked {
+                    Ok((report, diags, timings, checked, bytes)) => {
+                        let line = timing().then(|| {
+                            format!(
+                                "cudalint lsp: {bytes} bytes: {} ms in all, of which {}; convert {} ms",
+                                ms(checked - started),
+                                timings_text(&timings),
+                                ms(checked.elapsed())
+                            )
+                        });
+                        (Some(report), diags, line)
+                    }
+                    Err(_) => (None, Vec::new(), None),
+                };
+                // freed once the diagnostics are out: a report of 500 findings takes
+                // milliseconds to free
+                let replaced;
                 {
                     // the version test and leaving `running` happen under one lock, so an edit
                     // that arrives after it starts a new check itself
                     let mut st = state.lock().await;
-                    if st.docs.get(&uri).map(|d| d.version) != Some(version) {
+                    let Some(doc) = st.docs.get_mut(&uri).filter(|d| d.version == version) else {
+                        if let Some(line) = timing_line {
+                            eprintln!("{line}; not published: the text changed meanwhile");
+                        }
                         continue;
-                    }
+                    };
+                    replaced = std::mem::replace(&mut doc.last, report.map(|r| (version, r)));
                     st.running.remove(&uri);
                 }
+                let publishing = Instant::now();
                 client.publish_diagnostics(uri, diags, Some(version)).await;
+                if let Some(line) = timing_line {
+                    eprintln!("{line}; publish {} ms", ms(publishing.elapsed()));
+                }
+                drop(replaced);
                 return;
             }
         });
     }
 
-    async fn text_of(&self, uri: &Uri) -> Option<String> {
-        self.state
-            .lock()
-            .await
-            .docs
-            .get(uri)
-            .map(|d| d.text.clone())
+    /// The document's text and its report as it is now: the last check's if it is of this
+    /// version, else a new check.
+    async fn report_of(&self, uri: &Uri) -> Option<(String, Arc<FileReport>)> {
+        let (text, version, checker, last) = {
+            let st = self.state.lock().await;
+            let d = st.docs.get(uri)?;
+            (d.text.clone(), d.version, d.checker.clone(), d.last.clone())
+        };
+        if let Some((v, report)) = last {
+            if v == version {
+                return Some((text, report));
+            }
+        }
+        let uri = uri.clone();
+        tokio::task::spawn_blocking(move || {
+            let report = Arc::new(analyse(&uri, &text, &checker).0);
+            (text, report)
+        })
+        .await
+        .ok()
     }
 }
 
@@ -140,10 +230,7 @@ impl LanguageServer for Backend {
         let uri = p.text_document.uri;
         self.state.lock().await.docs.insert(
             uri.clone(),
-            Doc {
-                text: p.text_document.text,
-                version: p.text_document.version,
-            },
+            Doc::new(p.text_document.text, p.text_document.version),
         );
         self.request_check(uri).await;
     }
@@ -180,20 +267,17 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = p.text_document.uri;
-        let Some(text) = self.text_of(&uri).await else {
+        let Some((text, report)) = self.report_of(&uri).await else {
             return Ok(None);
         };
-        let (_, reports) = analyse(&uri, &text);
-        let Some(report) = reports.first() else {
-            return Ok(None);
-        };
+        let lines = convert::Lines::new(&text);
         let mut actions = Vec::new();
         for d in &report.diagnostics {
-            let range = convert::range(&text, d.at.bytes.clone());
+            let range = lines.range(d.at.bytes.clone());
             if range.end < p.range.start || range.start > p.range.end {
                 continue;
             }
-            let lsp_diag = convert::diagnostic(d, &uri, &text);
+            let lsp_diag = convert::diagnostic(d, &uri, &lines);
             if let Some(fix) = d
                 .fix
                 .as_ref()
@@ -203,7 +287,7 @@ impl LanguageServer for Backend {
                     .edits
                     .iter()
                     .map(|e| TextEdit {
-                        range: convert::range(&text, e.at.bytes.clone()),
+                        range: lines.range(e.at.bytes.clone()),
                         new_text: e.replacement.clone(),
                     })
                     .collect();
@@ -220,7 +304,7 @@ impl LanguageServer for Backend {
                 }));
             }
             // suppress on this line, with a reason to fill in
-            let line_end = convert::line_end(&text, d.at.line - 1);
+            let line_end = convert::line_end(&text, d.at.line.saturating_sub(1));
             actions.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: format!("Suppress {} on this line", d.code),
                 kind: Some(CodeActionKind::QUICKFIX),
@@ -243,14 +327,10 @@ impl LanguageServer for Backend {
 
     async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
         let uri = p.text_document_position_params.text_document.uri;
-        let Some(text) = self.text_of(&uri).await else {
+        let Some((text, report)) = self.report_of(&uri).await else {
             return Ok(None);
         };
         let offset = convert::offset(&text, p.text_document_position_params.position);
-        let (_, reports) = analyse(&uri, &text);
-        let Some(report) = reports.first() else {
-            return Ok(None);
-        };
         // the innermost access under the cursor
         let hit = report
             .accesses
@@ -284,8 +364,23 @@ pub fn serve_stdio() {
             client,
             state: Arc::new(Mutex::new(State::default())),
         });
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket)
+        // the server speaks through in-memory pipes; `wire` frames and checks what passes
+        let (server_in, editor_in) = tokio::io::duplex(1 << 20);
+        let (server_out, editor_out) = tokio::io::duplex(1 << 20);
+        let out = Arc::new(Mutex::new(tokio::io::stdout()));
+        let input = tokio::spawn(wire::forward_input(
+            tokio::io::stdin(),
+            editor_in,
+            out.clone(),
+        ));
+        let output = tokio::spawn(wire::forward_output(editor_out, out));
+        Server::new(server_in, server_out, socket)
             .serve(service)
             .await;
+        // everything the server said is out before the process ends
+        let _ = output.await;
+        input.abort();
     });
+    // a read of stdin may still be blocked in its thread: the client is gone or done
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
 }

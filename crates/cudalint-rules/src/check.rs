@@ -185,6 +185,24 @@ pub fn check_parsed(
     parsed: &[Option<ParsedFile>],
     settings: &Settings,
 ) -> Vec<FileReport> {
+    let analyse_all =
+        |project: &analysis::Project, jobs: &[(usize, usize)], options: &[Options]| {
+            jobs.par_iter()
+                .map(|&(f, k)| analysis::analyze_kernel(project, f, k, &options[f]))
+                .collect()
+        };
+    check_parsed_with(inputs, parsed, settings, analyse_all).0
+}
+
+/// [`check_parsed`] with the kernels' analyses left to `analyse` (given the project, the
+/// kernels as [`analysis::kernels`] lists them and every file's options; it returns one
+/// analysis per kernel, in that order). Returns the reports and those analyses.
+pub(crate) fn check_parsed_with(
+    inputs: &[Input],
+    parsed: &[Option<ParsedFile>],
+    settings: &Settings,
+    analyse: impl FnOnce(&analysis::Project, &[(usize, usize)], &[Options]) -> Vec<analysis::Analysis>,
+) -> (Vec<FileReport>, Vec<analysis::Analysis>) {
     let empty = cudalint_syntax::FileModel::default();
     let models: Vec<&cudalint_syntax::FileModel> = parsed
         .iter()
@@ -198,10 +216,7 @@ pub fn check_parsed(
     let jobs = analysis::kernels(&models);
     let project = analysis::Project::new(&models, &ctx.paths);
     let options: Vec<Options> = inputs.iter().map(|i| settings.options_for(i)).collect();
-    let results: Vec<analysis::Analysis> = jobs
-        .par_iter()
-        .map(|&(f, k)| analysis::analyze_kernel(&project, f, k, &options[f]))
-        .collect();
+    let results = analyse(&project, &jobs, &options);
 
     let mut reports: Vec<FileReport> = inputs
         .iter()
@@ -218,22 +233,36 @@ pub fn check_parsed(
         reports[f].kernels += 1;
     }
     let reported = |f: usize| !inputs[f].context;
-    for result in &results {
-        for s in &result.skipped {
-            if reported(s.loc.0) {
-                reports[s.loc.0]
-                    .diagnostics
-                    .push(rules::not_analysed::check_kernel(s, &ctx));
+    // the rules run per kernel in parallel; their findings are filed in kernel order, as if
+    // they had run one after the other
+    let found: Vec<KernelFindings> = results
+        .par_iter()
+        .map(|result| {
+            let mut diagnostics = Vec::new();
+            let mut records = Vec::new();
+            for s in &result.skipped {
+                if reported(s.loc.0) {
+                    diagnostics.push((s.loc.0, rules::not_analysed::check_kernel(s, &ctx)));
+                }
             }
+            for a in &result.accesses {
+                if !reported(a.loc.0) {
+                    continue;
+                }
+                if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
+                    diagnostics.push((a.loc.0, d));
+                }
+                records.push((a.loc.0, record(a, &ctx)));
+            }
+            (diagnostics, records)
+        })
+        .collect();
+    for (diagnostics, records) in found {
+        for (f, d) in diagnostics {
+            reports[f].diagnostics.push(d);
         }
-        for a in &result.accesses {
-            if !reported(a.loc.0) {
-                continue;
-            }
-            if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
-                reports[a.loc.0].diagnostics.push(d);
-            }
-            reports[a.loc.0].accesses.push(record(a, &ctx));
+        for (f, r) in records {
+            reports[f].accesses.push(r);
         }
     }
     for (fi, p) in parsed.iter().enumerate() {
@@ -297,8 +326,11 @@ pub fn check_parsed(
         r.accesses
             .sort_by(|a, b| (a.line, a.column, a.op).cmp(&(b.line, b.column, b.op)));
     }
-    reports
+    (reports, results)
 }
+
+/// One kernel's diagnostics and analysed accesses, each with the file it is filed under.
+type KernelFindings = (Vec<(usize, Diagnostic)>, Vec<(usize, AccessRecord)>);
 
 fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
     let p = ctx.pos(a.loc);

@@ -1,6 +1,7 @@
 //! CUDA source to kernel model: tree-sitter-cuda parsing, byte-stable preprocessing, and
 //! lowering into the small AST in [`model`] that the analysis consumes.
 
+mod incremental;
 mod lines;
 mod lower;
 pub mod model;
@@ -94,13 +95,43 @@ pub fn parse(src: &str) -> Option<ParsedFile> {
 pub fn parse_with(src: &str, defines: &Defines) -> Option<ParsedFile> {
     let text = preprocess::prepare(src, defines);
     let tree = with_parser(|p| p.parse(text.as_ref(), None))?;
-    let mut lowerer = lower::Lowerer::new(text.as_ref());
+    Some(lower_tree(text.as_ref(), tree))
+}
+
+/// Parses and lowers a file like [`parse_with`], reusing the tree of its previous version:
+/// `old` is that version's preprocessed text and tree, as an earlier call returned them.
+/// Returns the parse and the preprocessed text to keep for the next call.
+///
+/// The edit given to tree-sitter is the one range where the old and new *preprocessed* texts
+/// differ: preprocessing can change bytes far from the user's edit (an `#if 0` typed above a
+/// kernel blanks it), and only the texts tree-sitter actually saw keep the old tree valid.
+pub fn parse_incremental(
+    src: &str,
+    defines: &Defines,
+    old: Option<(&str, &tree_sitter::Tree)>,
+) -> Option<(ParsedFile, String)> {
+    let text = preprocess::prepare(src, defines).into_owned();
+    let tree = match old {
+        // nothing tree-sitter would see changed (a header, or an edit preprocessing blanks)
+        Some((old_text, old_tree)) if old_text == text => old_tree.clone(),
+        Some((old_text, old_tree)) => {
+            let mut edited = old_tree.clone();
+            edited.edit(&incremental::edit_between(old_text, &text));
+            with_parser(|p| p.parse(&text, Some(&edited)))?
+        }
+        None => with_parser(|p| p.parse(&text, None))?,
+    };
+    Some((lower_tree(&text, tree), text))
+}
+
+fn lower_tree(text: &str, tree: tree_sitter::Tree) -> ParsedFile {
+    let mut lowerer = lower::Lowerer::new(text);
     lowerer.top_level(tree.root_node(), 0);
     lowerer.model.error_regions = error_regions(tree.root_node());
-    Some(ParsedFile {
+    ParsedFile {
         model: lowerer.model,
         tree,
-    })
+    }
 }
 
 /// The outermost ERROR and MISSING nodes of a tree.
@@ -176,5 +207,21 @@ int main() { dim3 b(16, 16); k<64><<<g, b>>>(in, out, n); }
         );
         let f = parse(&src).unwrap();
         assert_eq!(f.model.functions.len(), 1);
+    }
+}
+
+#[cfg(test)]
+mod struct_tests {
+    #[test]
+    fn template_structs_keep_statics_and_their_shared_conversion() {
+        let src = "template<class E>\nstruct alignas(16) P { static constexpr const size_t size = sizeof(int4) / sizeof(E); E payload[size]; };\ntemplate <class T> struct SharedMemory { __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; } };\n";
+        let m = super::parse(src).unwrap().model;
+        let p = m.structs.iter().find(|s| s.name == "P").unwrap();
+        assert_eq!(p.template_params, ["E"]);
+        assert_eq!(p.statics.len(), 1);
+        assert_eq!(p.statics[0].0, "size");
+        assert_eq!(p.fields.len(), 1);
+        let s = m.structs.iter().find(|s| s.name == "SharedMemory").unwrap();
+        assert_eq!(s.extern_shared.as_deref(), Some("__smem"));
     }
 }

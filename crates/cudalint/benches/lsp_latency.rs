@@ -1,6 +1,10 @@
 //! Replays typing into a 3,000-line .cu file through `cudalint lsp` and reports the latency
-//! from each didChange to the publishDiagnostics for that version: p50, p99, max.
+//! from each didChange to the publishDiagnostics for that version: p50, p99, max, both to the
+//! message received (the server's part) and to it parsed into JSON values as a client would
+//! (the client's part added: the message is about half a megabyte).
 //! Run: `cargo bench -p cudalint --bench lsp_latency` (after `cargo build --release`).
+//! `CUDALINT_BIN=path` times another build of the server (to compare with an older one);
+//! `CUDALINT_LSP_TIMING=1` makes the server say on stderr where each check's time went.
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -13,7 +17,8 @@ fn send(w: &mut impl Write, v: &Value) {
     w.flush().unwrap();
 }
 
-fn read(r: &mut impl BufRead) -> Value {
+/// The next message, and when its last byte arrived.
+fn read(r: &mut impl BufRead) -> (Value, Instant) {
     let mut len = 0;
     loop {
         let mut line = String::new();
@@ -28,16 +33,20 @@ fn read(r: &mut impl BufRead) -> Value {
     }
     let mut body = vec![0; len];
     r.read_exact(&mut body).unwrap();
-    serde_json::from_slice(&body).unwrap()
+    let received = Instant::now();
+    (serde_json::from_slice(&body).unwrap(), received)
 }
 
 fn main() {
     let exe = std::env::current_exe().unwrap();
-    let bin = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .map(|d| d.join("cudalint"))
-        .unwrap();
+    let bin = match std::env::var_os("CUDALINT_BIN") {
+        Some(b) => std::path::PathBuf::from(b),
+        None => exe
+            .parent()
+            .and_then(|d| d.parent())
+            .map(|d| d.join("cudalint"))
+            .unwrap(),
+    };
     assert!(
         bin.exists(),
         "build the binary first: cargo build --release -p cudalint"
@@ -62,26 +71,28 @@ fn main() {
         &mut w,
         &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}),
     );
-    while read(&mut r)["id"] != 1 {}
+    while read(&mut r).0["id"] != 1 {}
     let uri = "file:///tmp/cudalint-latency/typing.cu";
     send(
         &mut w,
         &json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"cuda-cpp","version":1,"text":text}}}),
     );
+    // the number of diagnostics published for `version`, and when the message arrived
     let wait = |r: &mut BufReader<_>, version: i64| loop {
-        let m = read(r);
+        let (m, received) = read(r);
         if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
-            return m["params"]["diagnostics"]
+            let n = m["params"]["diagnostics"]
                 .as_array()
                 .map(|a| a.len())
                 .unwrap_or(0);
+            return (n, received);
         }
     };
-    let first = wait(&mut r, 1);
+    let (first, _) = wait(&mut r, 1);
     // type into kernel 125's strided index: `t * 2` -> `t * 3` -> ... one keystroke per change
     let line = 125 * 12 + 4;
     let col = "  tile[threadIdx.y][threadIdx.x] = in[t * ".len();
-    let mut lat = Vec::new();
+    let (mut lat, mut lat_received) = (Vec::new(), Vec::new());
     for v in 2..=201i64 {
         let digit = ((v % 8) + 2).to_string();
         let t0 = Instant::now();
@@ -90,22 +101,25 @@ fn main() {
             &json!({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":uri,"version":v},
             "contentChanges":[{"range":{"start":{"line":line,"character":col},"end":{"line":line,"character":col+1}},"text":digit}]}}),
         );
-        wait(&mut r, v);
+        let (_, received) = wait(&mut r, v);
         lat.push(t0.elapsed().as_secs_f64() * 1000.0);
+        lat_received.push((received - t0).as_secs_f64() * 1000.0);
     }
     send(&mut w, &json!({"jsonrpc":"2.0","id":2,"method":"shutdown"}));
     send(&mut w, &json!({"jsonrpc":"2.0","method":"exit"}));
     let _ = child.wait();
-    lat.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
     println!(
         "3,000-line file, {} findings; 200 keystrokes, didChange -> publishDiagnostics:",
         first
     );
-    println!(
-        "p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
-        pct(0.5),
-        pct(0.99),
-        lat[lat.len() - 1]
-    );
+    for (what, mut lat) in [("received", lat_received), ("parsed  ", lat)] {
+        lat.sort_by(|a, b| a.total_cmp(b));
+        let pct = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
+        println!(
+            "{what}: p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
+            pct(0.5),
+            pct(0.99),
+            lat[lat.len() - 1]
+        );
+    }
 }
