@@ -181,7 +181,10 @@ fn array_len(e: &cudalint_syntax::Expr, files: &[&FileModel], depth: usize) -> O
             array_len(body, files, depth + 1)
         }
         ExprKind::Binary { op, lhs, rhs } => {
-            let (a, b) = (array_len(lhs, files, depth + 1)?, array_len(rhs, files, depth + 1)?);
+            let (a, b) = (
+                array_len(lhs, files, depth + 1)?,
+                array_len(rhs, files, depth + 1)?,
+            );
             match op {
                 BinOp::Add => a.checked_add(b),
                 BinOp::Sub => a.checked_sub(b),
