@@ -12,11 +12,11 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// A file's last parse: what it was preprocessed with and into, and its tree.
+/// A file's last parse: what it was preprocessed with and into, and its tree and model.
 struct KeptParse {
     defines: Defines,
     text: String,
-    tree: tree_sitter::Tree,
+    parsed: ParsedFile,
 }
 
 /// Where the last check's time went.
@@ -51,28 +51,38 @@ impl Incremental {
 
     fn check_here(&mut self, inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
         let t0 = Instant::now();
-        let kept = std::mem::take(&mut self.parses);
-        let parses: Vec<Option<(ParsedFile, String, Defines)>> = inputs
-            .par_iter()
+        let mut kept = std::mem::take(&mut self.parses);
+        // each file's last parse, handed over whole: its unchanged items' lowering moves on
+        let olds: Vec<(Defines, Option<KeptParse>)> = inputs
+            .iter()
             .map(|i| {
                 let defines = settings.defines_for(i);
-                let old = kept
-                    .get(&i.path)
-                    .filter(|k| k.defines == defines)
-                    .map(|k| (k.text.as_str(), &k.tree));
+                let old = kept.remove(&i.path).filter(|k| k.defines == defines);
+                (defines, old)
+            })
+            .collect();
+        // files no longer checked (a header no longer included) are forgotten
+        drop(kept);
+        let parses: Vec<Option<(ParsedFile, String, Defines)>> = inputs
+            .par_iter()
+            .zip(olds)
+            .map(|(i, (defines, old))| {
+                let (old_text, old) = match old {
+                    Some(k) => (k.text, Some(k.parsed)),
+                    None => (String::new(), None),
+                };
+                let old = old.map(|p| (old_text.as_str(), p));
                 cudalint_syntax::parse_incremental(&i.text, &defines, old)
                     .map(|(p, text)| (p, text, defines))
             })
             .collect();
-        drop(kept);
         let mut parsed: Vec<Option<ParsedFile>> = Vec::with_capacity(parses.len());
-        // the preprocessed texts, kept (with the trees) for the next check once this one is done
-        let mut kept: Vec<Option<(String, Defines, tree_sitter::Tree)>> =
-            Vec::with_capacity(parses.len());
+        // the preprocessed texts, kept (with the parses) for the next check
+        let mut kept: Vec<Option<(String, Defines)>> = Vec::with_capacity(parses.len());
         for p in parses {
             match p {
                 Some((p, text, defines)) => {
-                    kept.push(Some((text, defines, p.tree.clone())));
+                    kept.push(Some((text, defines)));
                     parsed.push(Some(p));
                 }
                 None => {
@@ -102,18 +112,15 @@ impl Incremental {
                 results
             });
         self.kernels.keep(results);
-        // freeing every kernel's model takes a millisecond of a 3,000-line file: not while the
-        // editor waits for the report
-        rayon::spawn(move || drop(parsed));
         drop(texts);
-        for (i, k) in inputs.iter().zip(kept) {
-            if let Some((text, defines, tree)) = k {
+        for ((i, k), parsed) in inputs.iter().zip(kept).zip(parsed) {
+            if let (Some((text, defines)), Some(parsed)) = (k, parsed) {
                 self.parses.insert(
                     i.path.clone(),
                     KeptParse {
                         defines,
                         text,
-                        tree,
+                        parsed,
                     },
                 );
             }

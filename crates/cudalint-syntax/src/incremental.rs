@@ -110,7 +110,7 @@ void run(const float* in, float* out, int n) {
                 .unwrap_or_else(|| panic!("`{find}` in the source"));
             src.replace_range(at..at + find.len(), replace);
             let (next, next_text) =
-                parse_incremental(&src, &defines, Some((&text, &parsed.tree))).unwrap();
+                parse_incremental(&src, &defines, Some((&text, parsed))).unwrap();
             let fresh = parse_with(&src, &defines).unwrap();
             assert_eq!(
                 next.model, fresh.model,
@@ -246,10 +246,91 @@ void run(const float* in, float* out, int n) {
             };
             src.replace_range(at..end, insert);
             let (next_parse, next_text) =
-                parse_incremental(&src, &defines, Some((&text, &parsed.tree))).unwrap();
+                parse_incremental(&src, &defines, Some((&text, parsed))).unwrap();
             let fresh = parse_with(&src, &defines).unwrap();
             assert_eq!(next_parse.model, fresh.model, "step {step}:\n{src}");
             (parsed, text) = (next_parse, next_text);
+        }
+    }
+
+    /// Random edits into every fixture, one at a time: each version's model (the items the
+    /// edit left alone moved, the rest lowered again) is the model of a fresh parse.
+    #[test]
+    fn random_edits_to_the_fixtures_lower_like_a_fresh_parse() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 10, "fixtures in {}", dir.display());
+        let pieces = [
+            "}",
+            "{",
+            ";",
+            "\n",
+            "x",
+            "2",
+            "*",
+            " + 1",
+            "]",
+            "#if 0\n",
+            "#endif\n",
+            "/*",
+            "*/",
+            "__device__ int f() { return 1; }\n",
+            "namespace a {",
+            "template <int N>\n",
+            "#define W 64\n",
+        ];
+        let defines = Defines::default();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for file in files {
+            let mut src = std::fs::read_to_string(&file).unwrap();
+            let (mut parsed, mut text) = parse_incremental(&src, &defines, None).unwrap();
+            for step in 0..60 {
+                let mut at = next(src.len() + 1);
+                while !src.is_char_boundary(at) {
+                    at -= 1;
+                }
+                let mut end = (at + next(6)).min(src.len());
+                while !src.is_char_boundary(end) {
+                    end += 1;
+                }
+                let insert = if next(4) == 0 {
+                    ""
+                } else {
+                    pieces[next(pieces.len())]
+                };
+                src.replace_range(at..end, insert);
+                let (next_parse, next_text) =
+                    parse_incremental(&src, &defines, Some((&text, parsed))).unwrap();
+                let fresh = parse_with(&src, &defines).unwrap();
+                // the reused items are what lowering this tree afresh gives
+                let relowered = crate::lower_tree(&next_text, next_parse.tree.clone(), None);
+                assert!(
+                    next_parse.model == relowered.model,
+                    "{} step {step}: replaced {at}..{end} by {insert:?}",
+                    file.display()
+                );
+                // and where the text parses, the tree is a fresh parse's (tree-sitter's
+                // recovery from an error may differ between an incremental and a fresh parse)
+                if !fresh.tree.root_node().has_error() {
+                    assert!(
+                        next_parse.model == fresh.model,
+                        "{} step {step}: replaced {at}..{end} by {insert:?}",
+                        file.display()
+                    );
+                }
+                (parsed, text) = (next_parse, next_text);
+            }
         }
     }
 }

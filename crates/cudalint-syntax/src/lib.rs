@@ -6,6 +6,8 @@ mod lines;
 mod lower;
 pub mod model;
 pub mod preprocess;
+mod reuse;
+mod shift;
 
 use std::cell::RefCell;
 
@@ -76,6 +78,9 @@ pub(crate) fn with_parser<R>(f: impl FnOnce(&mut tree_sitter::Parser) -> Option<
 pub struct ParsedFile {
     pub model: FileModel,
     pub tree: tree_sitter::Tree,
+    /// What each top-level item lowered to: the next [`parse_incremental`] moves the
+    /// lowering of the items its edit did not touch instead of lowering them again.
+    pieces: Vec<reuse::Piece>,
 }
 
 /// Parses only (no lowering): the floor that the speed benchmark compares against.
@@ -95,42 +100,53 @@ pub fn parse(src: &str) -> Option<ParsedFile> {
 pub fn parse_with(src: &str, defines: &Defines) -> Option<ParsedFile> {
     let text = preprocess::prepare(src, defines);
     let tree = with_parser(|p| p.parse(text.as_ref(), None))?;
-    Some(lower_tree(text.as_ref(), tree))
+    Some(lower_tree(text.as_ref(), tree, None))
 }
 
-/// Parses and lowers a file like [`parse_with`], reusing the tree of its previous version:
-/// `old` is that version's preprocessed text and tree, as an earlier call returned them.
-/// Returns the parse and the preprocessed text to keep for the next call.
+/// Parses and lowers a file like [`parse_with`], from its previous version: `old` is that
+/// version's preprocessed text and parse, as an earlier call returned them. Tree-sitter
+/// re-parses from the old tree, and the top-level items the edit did not touch keep their
+/// lowering (moved out of the old model). Returns the parse and the preprocessed text to
+/// keep for the next call.
 ///
-/// The edit given to tree-sitter is the one range where the old and new *preprocessed* texts
-/// differ: preprocessing can change bytes far from the user's edit (an `#if 0` typed above a
-/// kernel blanks it), and only the texts tree-sitter actually saw keep the old tree valid.
+/// The edit is the one range where the old and new *preprocessed* texts differ:
+/// preprocessing can change bytes far from the user's edit (an `#if 0` typed above a kernel
+/// blanks it), and only the texts tree-sitter actually saw keep the old tree valid.
 pub fn parse_incremental(
     src: &str,
     defines: &Defines,
-    old: Option<(&str, &tree_sitter::Tree)>,
+    old: Option<(&str, ParsedFile)>,
 ) -> Option<(ParsedFile, String)> {
     let text = preprocess::prepare(src, defines).into_owned();
-    let tree = match old {
-        // nothing tree-sitter would see changed (a header, or an edit preprocessing blanks)
-        Some((old_text, old_tree)) if old_text == text => old_tree.clone(),
-        Some((old_text, old_tree)) => {
-            let mut edited = old_tree.clone();
-            edited.edit(&incremental::edit_between(old_text, &text));
-            with_parser(|p| p.parse(&text, Some(&edited)))?
-        }
-        None => with_parser(|p| p.parse(&text, None))?,
+    let Some((old_text, old)) = old else {
+        let tree = with_parser(|p| p.parse(&text, None))?;
+        return Some((lower_tree(&text, tree, None), text));
     };
-    Some((lower_tree(&text, tree), text))
+    // nothing tree-sitter would see changed (a header, or an edit preprocessing blanks)
+    if old_text == text {
+        return Some((old, text));
+    }
+    let edit = incremental::edit_between(old_text, &text);
+    let ParsedFile {
+        model,
+        mut tree,
+        pieces,
+    } = old;
+    tree.edit(&edit);
+    let tree = with_parser(|p| p.parse(&text, Some(&tree)))?;
+    let reuse = reuse::Reuse::new(model, pieces, &edit);
+    Some((lower_tree(&text, tree, Some(reuse)), text))
 }
 
-fn lower_tree(text: &str, tree: tree_sitter::Tree) -> ParsedFile {
+fn lower_tree(text: &str, tree: tree_sitter::Tree, reuse: Option<reuse::Reuse>) -> ParsedFile {
     let mut lowerer = lower::Lowerer::new(text);
+    lowerer.reuse = reuse;
     lowerer.top_level(tree.root_node(), 0);
     lowerer.model.error_regions = error_regions(tree.root_node());
     ParsedFile {
         model: lowerer.model,
         tree,
+        pieces: lowerer.pieces,
     }
 }
 

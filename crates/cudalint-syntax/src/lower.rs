@@ -1,6 +1,8 @@
 //! Lowering from the tree-sitter-cuda tree to the kernel model.
 
 use crate::model::*;
+use crate::reuse::{Counts, Item, Piece, Reuse};
+use crate::shift::Shift;
 use tree_sitter::Node;
 
 /// Deeper nesting than this becomes `Unsupported`: it keeps recursion (here and in the
@@ -11,6 +13,10 @@ pub(crate) struct Lowerer<'s> {
     pub src: &'s str,
     pub model: FileModel,
     current_fn: Option<usize>,
+    /// What each top-level item lowered to, in order: what the next edit's lowering reuses.
+    pub pieces: Vec<Piece>,
+    /// The previous lowering of the same file, before an edit.
+    pub reuse: Option<Reuse>,
 }
 
 /// Field ids resolved once: `child_by_field_name` would compare the name against every field
@@ -103,6 +109,8 @@ impl<'s> Lowerer<'s> {
             src,
             model: FileModel::default(),
             current_fn: None,
+            pieces: Vec::new(),
+            reuse: None,
         }
     }
 
@@ -115,6 +123,31 @@ impl<'s> Lowerer<'s> {
             return;
         }
         for child in named_children(root) {
+            let before = Counts::of(&self.model);
+            let item = Item::of(child);
+            let is_item = matches!(
+                child.kind(),
+                "function_definition"
+                    | "template_declaration"
+                    | "declaration"
+                    | "struct_specifier"
+                    | "class_specifier"
+                    | "type_definition"
+                    | "preproc_def"
+                    | "preproc_function_def"
+                    | "preproc_include"
+            );
+            if is_item {
+                if let (Some(item), Some(reuse)) = (item, self.reuse.as_mut()) {
+                    if reuse.take(item, &mut self.model) {
+                        self.pieces.push(Piece {
+                            item: Some(item),
+                            counts: Counts::of(&self.model).since(before),
+                        });
+                        continue;
+                    }
+                }
+            }
             match child.kind() {
                 "function_definition" => self.function(child, &[]),
                 "template_declaration" => self.template_decl(child),
@@ -132,7 +165,12 @@ impl<'s> Lowerer<'s> {
                 }
                 "ERROR" => {
                     self.model.stray_errors.push(span(child));
+                    self.pieces.push(Piece {
+                        item: None,
+                        counts: Counts::of(&self.model).since(before),
+                    });
                     self.top_level(child, depth + 1);
+                    continue;
                 }
                 "linkage_specification"
                 | "namespace_definition"
@@ -141,12 +179,23 @@ impl<'s> Lowerer<'s> {
                 | "preproc_ifdef"
                 | "preproc_else"
                 | "preproc_elif"
-                | "preproc_elifdef" => self.top_level(child, depth + 1),
+                | "preproc_elifdef" => {
+                    self.top_level(child, depth + 1);
+                    continue;
+                }
                 _ => {
                     if child.is_missing() {
                         self.model.stray_errors.push(span(child));
                     }
                 }
+            }
+            // containers' own children are the items; whatever else lowered anything is one
+            let counts = Counts::of(&self.model).since(before);
+            if is_item || counts != Counts::default() {
+                self.pieces.push(Piece {
+                    item: item.filter(|_| is_item),
+                    counts,
+                });
             }
         }
     }
@@ -1119,39 +1168,6 @@ fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr> {
     };
     let mut l = Lowerer::new(&src);
     let mut e = l.expr(inner, 0);
-    shift(&mut e, offset as i64 - PREFIX.len() as i64);
+    e.shift(offset as i64 - PREFIX.len() as i64);
     Some(e)
-}
-
-fn shift(e: &mut Expr, by: i64) {
-    fn s(sp: &mut Span, by: i64) {
-        sp.start = (sp.start as i64 + by).max(0) as u32;
-        sp.end = (sp.end as i64 + by).max(0) as u32;
-    }
-    s(&mut e.span, by);
-    match &mut e.kind {
-        ExprKind::Field { base, .. } => shift(base, by),
-        ExprKind::Index { base, index } => {
-            shift(base, by);
-            shift(index, by)
-        }
-        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } | ExprKind::SizeofExpr(arg) => {
-            shift(arg, by)
-        }
-        ExprKind::Binary { lhs, rhs, .. }
-        | ExprKind::Assign { lhs, rhs, .. }
-        | ExprKind::Comma(lhs, rhs) => {
-            shift(lhs, by);
-            shift(rhs, by)
-        }
-        ExprKind::Cond { cond, then, els } => {
-            shift(cond, by);
-            shift(then, by);
-            shift(els, by)
-        }
-        ExprKind::Call { args, .. } | ExprKind::Init(args) => {
-            args.iter_mut().for_each(|a| shift(a, by))
-        }
-        _ => {}
-    }
 }
