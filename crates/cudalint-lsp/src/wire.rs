@@ -4,7 +4,8 @@
 //! framed reader then ends the stream (tokio-util's `FramedRead` stops after a decoder error),
 //! and with it the session. So every message is framed and checked on its way in: one that is
 //! not JSON gets -32700, one that is JSON but no JSON-RPC message gets -32600, and neither
-//! reaches the server. Answers are written between the server's own whole messages.
+//! reaches the server. Answers are written between the server's own whole messages, and so
+//! are the diagnostics the backend publishes itself (see `publish_body` in lib.rs).
 
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -95,7 +96,11 @@ fn rejection(body: &[u8]) -> Option<Value> {
 }
 
 async fn write_frame<W: AsyncWrite + Unpin>(out: &Out<W>, body: &[u8]) -> std::io::Result<()> {
-    let mut w = out.lock().await;
+    write_frame_to(&mut *out.lock().await, body).await
+}
+
+/// Writes one message to `w`, which the caller holds locked.
+pub async fn write_frame_to<W: AsyncWrite + Unpin>(w: &mut W, body: &[u8]) -> std::io::Result<()> {
     w.write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
         .await?;
     w.write_all(body).await?;
