@@ -220,22 +220,45 @@ void run(const float* in, float* out, int n) {
             "int ",
             "µ",
         ];
+        random_walk(
+            SRC,
+            &pieces,
+            400,
+            4,
+            0x2545_f491_4f6c_dd1d,
+            |src, parsed, _, step| {
+                let fresh = parse_with(src, &Defines::default()).unwrap();
+                assert_eq!(parsed.model, fresh.model, "{step}:\n{src}");
+            },
+        );
+    }
+
+    /// A fixed pseudo-random walk of `steps` edits through `src`, each replacing up to
+    /// `width - 1` bytes by one of `pieces` or by nothing. `check` sees each version with its
+    /// incremental parse (from the previous version's), preprocessed text, and what the step did.
+    fn random_walk(
+        src: &str,
+        pieces: &[&str],
+        steps: usize,
+        width: usize,
+        mut seed: u64,
+        mut check: impl FnMut(&str, &crate::ParsedFile, &str, &str),
+    ) {
         let defines = Defines::default();
-        let mut src = SRC.to_string();
+        let mut src = src.to_string();
         let (mut parsed, mut text) = parse_incremental(&src, &defines, None).unwrap();
-        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = |n: usize| {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
             (seed % n as u64) as usize
         };
-        for step in 0..400 {
+        for step in 0..steps {
             let mut at = next(src.len() + 1);
             while !src.is_char_boundary(at) {
                 at -= 1;
             }
-            let mut end = (at + next(4)).min(src.len());
+            let mut end = (at + next(width)).min(src.len());
             while !src.is_char_boundary(end) {
                 end += 1;
             }
@@ -245,11 +268,9 @@ void run(const float* in, float* out, int n) {
                 pieces[next(pieces.len())]
             };
             src.replace_range(at..end, insert);
-            let (next_parse, next_text) =
-                parse_incremental(&src, &defines, Some((&text, parsed))).unwrap();
-            let fresh = parse_with(&src, &defines).unwrap();
-            assert_eq!(next_parse.model, fresh.model, "step {step}:\n{src}");
-            (parsed, text) = (next_parse, next_text);
+            (parsed, text) = parse_incremental(&src, &defines, Some((&text, parsed))).unwrap();
+            let what = format!("step {step}: replaced {at}..{end} by {insert:?}");
+            check(&src, &parsed, &text, &what);
         }
     }
 
@@ -284,53 +305,27 @@ void run(const float* in, float* out, int n) {
             "template <int N>\n",
             "#define W 64\n",
         ];
-        let defines = Defines::default();
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
         for file in files {
-            let mut src = std::fs::read_to_string(&file).unwrap();
-            let (mut parsed, mut text) = parse_incremental(&src, &defines, None).unwrap();
-            for step in 0..60 {
-                let mut at = next(src.len() + 1);
-                while !src.is_char_boundary(at) {
-                    at -= 1;
-                }
-                let mut end = (at + next(6)).min(src.len());
-                while !src.is_char_boundary(end) {
-                    end += 1;
-                }
-                let insert = if next(4) == 0 {
-                    ""
-                } else {
-                    pieces[next(pieces.len())]
-                };
-                src.replace_range(at..end, insert);
-                let (next_parse, next_text) =
-                    parse_incremental(&src, &defines, Some((&text, parsed))).unwrap();
-                let fresh = parse_with(&src, &defines).unwrap();
-                // the reused items are what lowering this tree afresh gives
-                let relowered = crate::lower_tree(&next_text, next_parse.tree.clone(), None);
-                assert!(
-                    next_parse.model == relowered.model,
-                    "{} step {step}: replaced {at}..{end} by {insert:?}",
-                    file.display()
-                );
-                // and where the text parses, the tree is a fresh parse's (tree-sitter's
-                // recovery from an error may differ between an incremental and a fresh parse)
-                if !fresh.tree.root_node().has_error() {
-                    assert!(
-                        next_parse.model == fresh.model,
-                        "{} step {step}: replaced {at}..{end} by {insert:?}",
-                        file.display()
-                    );
-                }
-                (parsed, text) = (next_parse, next_text);
-            }
+            let src = std::fs::read_to_string(&file).unwrap();
+            random_walk(
+                &src,
+                &pieces,
+                60,
+                6,
+                0x9e37_79b9_7f4a_7c15,
+                |src, parsed, text, step| {
+                    // the reused items are what lowering this tree afresh gives
+                    let relowered = crate::lower_tree(text, parsed.tree.clone(), None);
+                    let file = file.display();
+                    assert!(parsed.model == relowered.model, "{file} {step}");
+                    // and where the text parses, the tree is a fresh parse's (tree-sitter's
+                    // recovery from an error may differ between an incremental and a fresh parse)
+                    let fresh = parse_with(src, &Defines::default()).unwrap();
+                    if !fresh.tree.root_node().has_error() {
+                        assert!(parsed.model == fresh.model, "{file} {step}");
+                    }
+                },
+            );
         }
     }
 }
