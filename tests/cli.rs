@@ -62,7 +62,7 @@ fn bad_input_gets_one_line_each_and_the_run_goes_on() {
     std::fs::write(dir.join("binary.cu"), b"\x7fELF\x00\x00\x01garbage").unwrap();
     std::fs::write(
         dir.join("latin1.cu"),
-        b"// caf\xe9\n__global__ void k(float* a) { a[threadIdx.x] = 0; }\n",
+        b"// caf\xe9\n/* \xe9t\xe9 */ __global__ void k(float* a) { a[threadIdx.x * 32] = 0; }\n",
     )
     .unwrap();
     let depth = 10_000;
@@ -118,22 +118,36 @@ fn bad_input_gets_one_line_each_and_the_run_goes_on() {
         r.stderr
     );
     assert!(mentions("binary.cu", "binary"), "{}", r.stderr);
-    assert!(mentions("latin1.cu", "UTF-8"), "{}", r.stderr);
+    // a Latin-1 comment is no reason to skip a file: it is checked, with a warning
+    assert!(!mentions("latin1.cu", ""), "{}", r.stderr);
+    assert!(
+        r.stderr.lines().any(|l| l.starts_with("cudalint: warning:")
+            && l.contains("latin1.cu: not valid UTF-8: 3 bytes (the first on line 1) read as `?`")),
+        "{}",
+        r.stderr
+    );
     assert_eq!(
         errors.len(),
-        4,
+        3,
         "one line per bad input, no more:\n{}",
         r.stderr
     );
     // the good file, the big one and the odd ones were still checked
     assert!(r.stdout.contains("good.cu"), "{}", r.stdout);
+    // columns count the file's bytes: each byte read as `?` is one byte
+    let col = b"/* \xe9t\xe9 */ __global__ void k(float* a) { ".len() + 1;
+    assert!(
+        r.stdout.contains(&format!("latin1.cu:2:{col}")),
+        "{}",
+        &r.stdout[..r.stdout.len().min(3000)]
+    );
     assert!(
         r.stdout.contains("big.cu"),
         "{}",
         &r.stdout[..r.stdout.len().min(2000)]
     );
     assert!(
-        r.stdout.contains(&format!("in {} files", 5)),
+        r.stdout.contains(&format!("in {} files", 6)),
         "{}",
         r.stdout.lines().last().unwrap_or("")
     );

@@ -130,3 +130,31 @@ fn diff_shows_the_fix_without_writing() {
         .unwrap();
     assert!(still.contains("tile[TILE_DIM][TILE_DIM];"));
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_checked_but_never_written() {
+    let dir = std::env::temp_dir().join(format!("cudalint-fix-latin1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("latin1.cu");
+    // a Latin-1 comment above a transpose whose padding is proven
+    let mut src = b"// r\xe9sultat transpos\xe9\n".to_vec();
+    src.extend_from_slice(
+        b"__global__ void t(const float* in, float* out) {\n  __shared__ float tile[32][32];\n  tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * 32 + threadIdx.x];\n  __syncthreads();\n  out[threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\nvoid go(const float* i, float* o) { t<<<1, dim3(32, 32)>>>(i, o); }\n",
+    );
+    std::fs::write(&path, &src).unwrap();
+    let p = path.to_string_lossy().into_owned();
+    let r = common::run(&["check", "--fail-on", "never", &p]);
+    assert!(
+        r.stdout.contains("CL301"),
+        "checked all the same:\n{}",
+        r.stdout
+    );
+    let r = common::run(&["check", "--fix", "--fail-on", "never", &p]);
+    assert!(
+        r.stderr.contains("not fixed: ") && r.stderr.contains("2 bytes are not valid UTF-8"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), src, "the file was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -16,6 +16,10 @@ pub struct Input {
     pub context: bool,
     /// The cudalint.toml that governs this file, if any.
     pub config: Option<std::sync::Arc<crate::config::Config>>,
+    /// Bytes of the file that were not valid UTF-8 and are `?` in `text`
+    /// (`cudalint_syntax::source::decode`): the text is not the file's, so it is never
+    /// written back.
+    pub replaced_bytes: usize,
 }
 
 impl Input {
@@ -25,6 +29,7 @@ impl Input {
             text: text.into(),
             context: false,
             config: None,
+            replaced_bytes: 0,
         }
     }
 }

@@ -90,6 +90,8 @@ fn read(path: &str) -> Result<Input, String> {
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(format!("{path}: binary file"));
     }
-    let text = String::from_utf8(bytes).map_err(|_| format!("{path}: not valid UTF-8"))?;
-    Ok(Input::new(path, text))
+    let decoded = cudalint_syntax::source::decode(bytes);
+    let mut input = Input::new(path, decoded.text);
+    input.replaced_bytes = decoded.replaced;
+    Ok(input)
 }

@@ -8,6 +8,7 @@ pub mod model;
 pub mod preprocess;
 mod reuse;
 mod shift;
+pub mod source;
 
 use std::cell::RefCell;
 

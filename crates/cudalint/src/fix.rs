@@ -107,6 +107,17 @@ pub fn run(inputs: &[Input], reports: &[FileReport], settings: &Settings, dry: b
         let Some(idx) = inputs.iter().position(|i| i.path == path) else {
             continue;
         };
+        if inputs[idx].replaced_bytes > 0 {
+            // writing the text back would turn those bytes into `?`
+            out.refused.push((
+                path.to_string(),
+                format!(
+                    "{} bytes are not valid UTF-8 and were read as `?`",
+                    inputs[idx].replaced_bytes
+                ),
+            ));
+            continue;
+        }
         let old = &inputs[idx].text;
         let Some(new) = apply_edits(old, &edits) else {
             out.refused
@@ -132,6 +143,7 @@ pub fn run(inputs: &[Input], reports: &[FileReport], settings: &Settings, dry: b
                 },
                 context: i.context,
                 config: i.config.clone(),
+                replaced_bytes: i.replaced_bytes,
             })
             .collect();
         let after = cudalint_rules::check(&trial, settings);

@@ -13,6 +13,8 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 pub struct Collected {
     pub inputs: Vec<Input>,
     pub errors: Vec<String>,
+    /// Files checked all the same, with what was odd about them.
+    pub warnings: Vec<String>,
 }
 
 fn is_cuda(path: &Path) -> bool {
@@ -50,19 +52,26 @@ pub fn collect(paths: &[String]) -> Collected {
     }
     files.sort();
     files.dedup();
-    let read: Vec<Result<Input, String>> = {
+    let read: Vec<Result<(Input, Option<String>), String>> = {
         use rayon::prelude::*;
         files.par_iter().map(|f| read(f)).collect()
     };
-    let mut inputs = Vec::new();
+    let (mut inputs, mut warnings) = (Vec::new(), Vec::new());
     for r in read {
         match r {
-            Ok(i) => inputs.push(i),
+            Ok((i, warning)) => {
+                inputs.push(i);
+                warnings.extend(warning);
+            }
             Err(e) => errors.push(e),
         }
     }
     cudalint_rules::workspace::add_included(&mut inputs);
-    Collected { inputs, errors }
+    Collected {
+        inputs,
+        errors,
+        warnings,
+    }
 }
 
 fn io_message(e: &std::io::Error) -> String {
@@ -73,7 +82,8 @@ fn io_message(e: &std::io::Error) -> String {
     }
 }
 
-pub fn read(path: &str) -> Result<Input, String> {
+/// The file as an input, with a warning if it was not all valid UTF-8.
+pub fn read(path: &str) -> Result<(Input, Option<String>), String> {
     let meta = std::fs::metadata(path).map_err(|e| format!("{path}: {}", io_message(&e)))?;
     if meta.len() > MAX_FILE_BYTES {
         return Err(format!(
@@ -86,9 +96,16 @@ pub fn read(path: &str) -> Result<Input, String> {
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return Err(format!("{path}: binary file (contains NUL bytes); skipped"));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        format!("{path}: not valid UTF-8 (invalid byte at offset {at}); skipped")
-    })?;
-    Ok(Input::new(path, text))
+    let decoded = cudalint_syntax::source::decode(bytes);
+    let warning = decoded.first_replaced.map(|first| {
+        let line = decoded.text[..first].matches('\n').count() + 1;
+        let n = decoded.replaced;
+        format!(
+            "{path}: not valid UTF-8: {n} byte{} (the first on line {line}) read as `?`; checked, but not fixed",
+            if n == 1 { "" } else { "s" }
+        )
+    });
+    let mut input = Input::new(path, decoded.text);
+    input.replaced_bytes = decoded.replaced;
+    Ok((input, warning))
 }

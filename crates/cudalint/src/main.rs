@@ -242,6 +242,9 @@ fn run(
     for e in &errors {
         eprintln!("cudalint: error: {e}");
     }
+    for w in &collected.warnings {
+        eprintln!("cudalint: warning: {w}");
+    }
     Ok((collected, reports, errors, settings))
 }
 
