@@ -62,7 +62,7 @@ def records(csv_path, fixture_name):
             rec = recs.setdefault(key, {"file": fixture_name, "function": fn, "line": line, "space": key[2],
                                         "op": key[3], "bits": int(float(r.get("Access Size") or 0)),
                                         "sectors_per_request": [], "ideal_sectors_per_request": [], "nway": [], "sass": [],
-                                        "executed": 0.0, "_sum": 0.0})
+                                        "executed": 0.0, "_sum": 0.0, "_requests": 0.0})
             # an unrolled loop is one instruction per iteration: the per-request mean over the
             # line's instructions, weighted by how often each ran, is what a model that averages
             # iterations predicts
@@ -74,19 +74,34 @@ def records(csv_path, fixture_name):
                     if v not in rec[k]:
                         rec[k].append(v)
                 rec["_sum"] += float(r["L2 Theoretical Sectors Global"] or 0)
+                rec["_requests"] += executed
             else:
-                n = round(float(r["L1 Conflicts Shared N-Way"] or 0), 2)
-                if n not in rec["nway"]:
-                    rec["nway"].append(n)
-                rec["_sum"] += float(r["L1 Conflicts Shared N-Way"] or 0) * executed
-            sass = r.get("Source", "").strip().split(" ")[0]
+                n = float(r["L1 Conflicts Shared N-Way"] or 0)
+                requests = executed
+                wavefronts = float(r.get("L1 Wavefronts Shared") or 0)
+                ideal = float(r.get("L1 Wavefronts Shared Ideal") or 0)
+                if n == 0 and wavefronts > 0 and ideal > 0:
+                    # a predicated instruction that some warps run with every lane off (a loop
+                    # nvcc did not unroll, `if (index < n)` as a predicate): ncu leaves its n-way
+                    # at 0 and counts those warps as executed. The requests with a lane on are
+                    # the ideal wavefronts over the ideal of one request (1, 2 for 8 bytes, 4
+                    # for 16), and n-way is the wavefronts over those requests.
+                    requests = ideal / max(1, int(float(r.get("Access Size") or 32)) // 32)
+                    n = wavefronts / requests
+                if round(n, 2) not in rec["nway"]:
+                    rec["nway"].append(round(n, 2))
+                rec["_sum"] += n * requests
+                rec["_requests"] += requests
+            # the mnemonic, after a predicate (`@!P1  LDS R3, [R5]`)
+            words = [w for w in r.get("Source", "").split() if not w.startswith("@")]
+            sass = words[0] if words else ""
             if sass and sass not in rec["sass"]:
                 rec["sass"].append(sass)
     for rec in recs.values():
         for k in ("sectors_per_request", "ideal_sectors_per_request", "nway"):
             rec[k].sort()
-        total = rec.pop("_sum")
-        rec["mean_per_request"] = round(total / rec["executed"], 2) if rec["executed"] else None
+        total, requests = rec.pop("_sum"), rec.pop("_requests")
+        rec["mean_per_request"] = round(total / requests, 2) if requests else None
     return list(recs.values())
 
 

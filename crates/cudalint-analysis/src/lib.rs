@@ -479,6 +479,26 @@ fn adjacent_shared_merges(
         if !li.iter().all(|x| x.rem_euclid(vbytes) == 0) {
             continue;
         }
+        // nvcc pairs them only if they are neighbours in every iteration of the loops around
+        // them: `sdata[index]` and `sdata[index + s]` are while s = 1 and no longer when s = 2
+        // (cuda-samples' reduce1)
+        let steady = a.loops.is_empty()
+            || (1..=2).all(|it| {
+                let iters: Vec<_> = a.loops.iter().map(|&id| (id, it)).collect();
+                let later = lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &iters);
+                let run_lanes: Option<Vec<lanes::Lanes>> = members[..width]
+                    .iter()
+                    .map(|&m| later.eval(&run.accesses[m].addr).ok())
+                    .collect();
+                run_lanes.is_some_and(|ls| {
+                    ls.windows(2)
+                        .all(|p| (0..lanes::WARP).all(|l| p[1][l] == p[0][l] + a.bytes))
+                        && ls[0].iter().all(|x| x.rem_euclid(vbytes) == 0)
+                })
+            });
+        if !steady {
+            continue;
+        }
         for &m in &members[..width] {
             let mut w = a.clone();
             w.loc = run.accesses[m].loc;
