@@ -332,6 +332,13 @@ pub fn evaluate_addr(
         c.varies = varies;
         return c;
     }
+    // the lanes shown, the class and the fixes come from the costliest sample: where loop
+    // iterations differ (`a[t * s]` for s = 1, 2, 8) the first may be the one that is fine
+    let shown = results
+        .iter()
+        .max_by(|x, y| (x.cost / x.ideal.max(1e-9)).total_cmp(&(y.cost / y.ideal.max(1e-9))))
+        .unwrap_or(first);
+    let first = shown;
     let lanes: Vec<(u8, i64)> = (0..WARP)
         .filter(|l| first.active[*l])
         .map(|l| (l as u8, first.addrs[l]))

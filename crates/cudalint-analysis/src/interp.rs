@@ -1634,6 +1634,16 @@ impl<'p> KernelRun<'p> {
             }
             _ => {}
         }
+        // a functional cast, `int64_t(i) * ne00` (llama.cpp): the argument, converted
+        if args.len() == 1 && targs.is_empty() {
+            let ty = self.through_typedefs(callee);
+            if types::builtin(&ty).is_some() && types::vector_width(&ty).is_none() {
+                return match self.rvalue(&args[0]) {
+                    Val::Int(s) => Val::Int(cast_int(&ty, s)),
+                    other => other,
+                };
+            }
+        }
         let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
         if let Some(v) = self.cooperative_groups(name, targs, span) {
             return v;

@@ -669,6 +669,91 @@ impl<'s> Lowerer<'s> {
         self.model.functions[index].body = body;
     }
 
+    /// `for (int s : {32, 16, 8}) body` (llama.cpp's flash attention) as the counted loop it is:
+    /// `for (int i = 0; i < 3; ++i) { int s = i == 0 ? 32 : i == 1 ? 16 : 8; body }`. Returns
+    /// the counter's declaration, the condition, the update and the element's declaration;
+    /// `None` for a range over anything but a braced list.
+    fn range_over_list(&mut self, n: Node, depth: usize) -> Option<(Decl, Expr, Expr, Decl)> {
+        const COUNTER: &str = "__cudalint_range_index";
+        let list = n
+            .child_by_field_id(fid().right.get())
+            .filter(|r| r.kind() == "initializer_list")?;
+        let t = n.child_by_field_id(fid().r#type.get())?;
+        let d = n.child_by_field_id(fid().declarator.get())?;
+        let (name, ptr, _, _) = self.declarator_parts(d);
+        let name = name?;
+        let values: Vec<Expr> = named_children(list)
+            .into_iter()
+            .map(|v| self.expr(v, depth + 1))
+            .collect();
+        let last = values.last()?.clone();
+        let at = span(list);
+        let int = |v: i64| Expr {
+            kind: ExprKind::Int(v),
+            span: at,
+        };
+        let counter = || Expr {
+            kind: ExprKind::Ident(COUNTER.into()),
+            span: at,
+        };
+        let element = values
+            .iter()
+            .enumerate()
+            .rev()
+            .skip(1)
+            .fold(last, |els, (k, v)| {
+                let cond = Expr {
+                    kind: ExprKind::Binary {
+                        op: BinOp::Eq,
+                        lhs: Box::new(counter()),
+                        rhs: Box::new(int(k as i64)),
+                    },
+                    span: at,
+                };
+                Expr {
+                    kind: ExprKind::Cond {
+                        cond: Box::new(cond),
+                        then: Box::new(v.clone()),
+                        els: Box::new(els),
+                    },
+                    span: at,
+                }
+            });
+        let decl = |name: String, name_span: Span, ty: TypeRef, init: Expr| Decl {
+            name,
+            name_span,
+            ty,
+            dims: Vec::new(),
+            init: Some(init),
+            shared: false,
+            constant: false,
+            is_extern: false,
+            is_const: false,
+            is_reference: false,
+            span: span(n),
+        };
+        let mut ty = self.type_of(t, Some(n));
+        ty.pointer_depth += ptr;
+        let element = decl(self.text(name).to_string(), span(name), ty, element);
+        let init = decl(COUNTER.into(), at, TypeRef::named("int"), int(0));
+        let cond = Expr {
+            kind: ExprKind::Binary {
+                op: BinOp::Lt,
+                lhs: Box::new(counter()),
+                rhs: Box::new(int(values.len() as i64)),
+            },
+            span: at,
+        };
+        let update = Expr {
+            kind: ExprKind::Unary {
+                op: UnOp::PreInc,
+                arg: Box::new(counter()),
+            },
+            span: at,
+        };
+        Some((init, cond, update, element))
+    }
+
     fn block(&mut self, n: Node, depth: usize) -> Vec<Stmt> {
         let mut out = Vec::new();
         for c in named_children(n) {
@@ -774,7 +859,20 @@ impl<'s> Lowerer<'s> {
             }
             "for_range_loop" => {
                 let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
-                out.push(Stmt::Block(body));
+                match self.range_over_list(n, depth) {
+                    Some((init, cond, update, element)) => {
+                        let mut inner = vec![Stmt::Decl(element)];
+                        inner.extend(body);
+                        out.push(Stmt::For {
+                            init: vec![Stmt::Decl(init)],
+                            cond: Some(cond),
+                            update: Some(update),
+                            body: inner,
+                            span: span(n),
+                        });
+                    }
+                    None => out.push(Stmt::Block(body)),
+                }
             }
             "return_statement" => {
                 let e = n.named_child(0).map(|e| self.expr(e, depth));
