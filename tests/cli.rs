@@ -527,3 +527,76 @@ fn audit_summary_counts_files_kernels_and_classes() {
         out.stdout
     );
 }
+
+#[test]
+fn headers_are_found_next_to_the_file_through_include_dirs_and_above_it() {
+    let dir = std::env::temp_dir().join(format!("cudalint-test-{}-inc", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src/kernels")).unwrap();
+    std::fs::create_dir_all(dir.join("third/lib")).unwrap();
+    // one folder up from the kernel, as `-I src` would find it
+    std::fs::write(dir.join("src/common.h"), "#define TILE 32\n").unwrap();
+    // only on an include path
+    std::fs::write(dir.join("third/lib/defs.h"), "#define STRIDE 2\n").unwrap();
+    let kernel = dir.join("src/kernels/k.cu");
+    std::fs::write(
+        &kernel,
+        "#include \"common.h\"\n#include \"lib/defs.h\"\n__global__ void k(float* a, float* b) {\n  a[threadIdx.x * TILE] = 0;\n  b[threadIdx.x * STRIDE] = 0;\n}\n",
+    )
+    .unwrap();
+    let sectors = |extra: &[&str]| -> Vec<serde_json::Value> {
+        let k = s(&kernel);
+        let mut args = vec!["audit", "--format", "json"];
+        args.extend_from_slice(extra);
+        args.push(&k);
+        let out = common::json(&args);
+        let acc = out["accesses"].as_array().unwrap();
+        [4, 5]
+            .iter()
+            .map(|line| {
+                acc.iter()
+                    .find(|a| a["line"] == *line)
+                    .map(|a| a["sectors_per_request"].clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    // TILE from the folder above; STRIDE nowhere: not priced
+    assert_eq!(
+        sectors(&[]),
+        [serde_json::json!(32.0), serde_json::Value::Null]
+    );
+    let third = s(&dir.join("third"));
+    assert_eq!(
+        sectors(&["-I", &third]),
+        [serde_json::json!(32.0), serde_json::json!(8.0)]
+    );
+    // the same folder from cudalint.toml, relative to it
+    std::fs::write(dir.join("cudalint.toml"), "include-dirs = [\"third\"]\n").unwrap();
+    assert_eq!(
+        sectors(&[]),
+        [serde_json::json!(32.0), serde_json::json!(8.0)]
+    );
+    std::fs::write(
+        dir.join("cudalint.toml"),
+        "\ninclude-dirs = [\"nowhere\"]\n",
+    )
+    .unwrap();
+    let r = common::run(&["check", &s(&kernel)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cudalint.toml:2: `include-dirs`: no folder"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(dir.join("cudalint.toml")).unwrap();
+    let r = common::run(&["check", "-I", "/no/such/folder", &s(&kernel)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("-I /no/such/folder: no such folder"),
+        "{}",
+        r.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

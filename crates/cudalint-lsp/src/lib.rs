@@ -84,9 +84,8 @@ fn analyse(
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|| uri.as_str().to_string());
     let mut inputs = vec![Input::new(path, text)];
-    cudalint_rules::workspace::add_included(&mut inputs);
     // a cudalint.toml that does not load is reported by the CLI; here the defaults apply
-    let _ = cudalint_rules::workspace::attach_configs(&mut inputs, None);
+    let _ = cudalint_rules::workspace::prepare(&mut inputs, None, &[]);
     // a check that panicked left the cache half written: start it afresh
     let mut checker = checker.lock().unwrap_or_else(|poisoned| {
         let mut c = poisoned.into_inner();

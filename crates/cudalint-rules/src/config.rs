@@ -21,6 +21,7 @@ pub const OPTIONS: &[(&str, &str)] = &[
     ("[analysis] runtime-default", "value assumed for runtime quantities with no configured value (default 1024)"),
     ("defines", "macros defined for every file, as `-D` takes them: [\"USE_FP16\", \"TILE=32\"]; they pick `#if` branches and give values to names the files do not define"),
     ("undefines", "macros the build does not define, as `-U` takes them: [\"ENABLE_FP32\"] (an `#ifdef` on a name nothing defines or undefines keeps its first branch)"),
+    ("include-dirs", "folders searched for `#include \"...\"` headers after the including file's own, as `-I` takes them, relative to this file's folder: [\"src\", \"third_party/include\"]"),
     ("[kernels.NAME] block", "the block shape of kernel NAME, over anything cudalint infers"),
     ("[params] NAME", "the value of a runtime quantity (kernel parameter, template argument), e.g. Width = 4096"),
     ("[target] sector-size", "bytes per global-memory sector (default 32, as on H100/H200)"),
@@ -50,6 +51,8 @@ struct Raw {
     defines: Vec<Spanned<String>>,
     #[serde(default)]
     undefines: Vec<Spanned<String>>,
+    #[serde(default)]
+    include_dirs: Vec<Spanned<String>>,
     #[serde(default)]
     target: RawTarget,
 }
@@ -90,6 +93,8 @@ pub struct Config {
     pub kernel_blocks: BTreeMap<String, [i64; 3]>,
     pub params: BTreeMap<String, i64>,
     pub defines: cudalint_syntax::Defines,
+    /// `include-dirs`, resolved against the configuration's folder.
+    pub include_dirs: Vec<PathBuf>,
     pub target: Option<cudalint_analysis::Target>,
 }
 
@@ -223,6 +228,17 @@ impl Config {
             cfg.defines
                 .undefine(u.get_ref())
                 .map_err(|e| at(u.span(), format!("`undefines`: {e}")))?;
+        }
+        let folder = path.parent().unwrap_or(Path::new(""));
+        for d in &raw.include_dirs {
+            let dir = folder.join(d.get_ref());
+            if !dir.is_dir() {
+                return Err(at(
+                    d.span(),
+                    format!("`include-dirs`: no folder `{}`", dir.display()),
+                ));
+            }
+            cfg.include_dirs.push(dir);
         }
         let t = &raw.target;
         if let Some(w) = &t.warp_size {

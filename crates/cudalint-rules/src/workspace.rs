@@ -2,13 +2,42 @@
 //! and the cudalint.toml that governs each file. Shared by the CLI and the language server.
 
 use crate::Input;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Headers that checked files include with `#include "..."` (relative to the including file)
-/// are read too, as context: their macros, constants and helpers are what the kernels see.
-/// An include that cannot be found or read is skipped silently: it may live on an include
-/// path cudalint is not told about.
-pub fn add_included(inputs: &mut Vec<Input>) {
+/// Everything the checked files need from their workspace: each file's cudalint.toml (the one
+/// `given`, or the nearest above it), and the headers they include, read as context.
+pub fn prepare(
+    inputs: &mut Vec<Input>,
+    given: Option<&str>,
+    include_dirs: &[PathBuf],
+) -> Result<(), String> {
+    // the headers are added even when a configuration does not load: the language server
+    // goes on with the defaults
+    let configs = attach_configs(inputs, given);
+    let checked = inputs.len();
+    add_included(inputs, include_dirs);
+    configs.and(attach_configs(&mut inputs[checked..], given))
+}
+
+/// How many folders above the including file a header is looked for, when neither the
+/// including file's folder nor an include directory has it: projects compile with `-I` at
+/// their source root (llama.cpp's ggml-cuda/common.cuh includes "ggml-common.h", one up).
+const ANCESTORS: usize = 4;
+
+/// Where `#include "inc"` in a file of `dir` may be, in the order searched: the file's own
+/// folder, the include directories (`-I`, then the file's cudalint.toml `include-dirs`), then
+/// the folders above the file's.
+fn include_candidates(dir: &Path, inc: &str, dirs: &[PathBuf], config: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = vec![dir.join(inc)];
+    out.extend(dirs.iter().chain(config).map(|d| d.join(inc)));
+    out.extend(dir.ancestors().skip(1).take(ANCESTORS).map(|a| a.join(inc)));
+    out
+}
+
+/// Headers that checked files include with `#include "..."` are read too, as context: their
+/// macros, constants and helpers are what the kernels see. An include found nowhere (see
+/// `include_candidates`) is skipped silently: it may be a system or generated header.
+fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
     const MAX_CONTEXT_FILES: usize = 2000;
     let mut known: std::collections::HashSet<std::path::PathBuf> = inputs
         .iter()
@@ -35,12 +64,24 @@ pub fn add_included(inputs: &mut Vec<Input>) {
                 Some(rest[..rest.find('"')?].to_string())
             })
             .collect();
+        let config_dirs = inputs[i]
+            .config
+            .as_ref()
+            .map(|c| c.include_dirs.clone())
+            .unwrap_or_default();
         for inc in includes {
-            let candidate = dir.join(&inc);
-            let Ok(canon) = std::fs::canonicalize(&candidate) else {
+            // the first that exists is the one the compiler reads
+            let Some((candidate, canon)) =
+                include_candidates(&dir, &inc, include_dirs, &config_dirs)
+                    .into_iter()
+                    .find_map(|c| {
+                        let canon = std::fs::canonicalize(&c).ok().filter(|p| p.is_file())?;
+                        Some((c, canon))
+                    })
+            else {
                 continue;
             };
-            if !canon.is_file() || !known.insert(canon) {
+            if !known.insert(canon) {
                 continue;
             }
             let path = candidate.to_string_lossy().into_owned();
@@ -56,7 +97,7 @@ pub fn add_included(inputs: &mut Vec<Input>) {
 
 /// Attaches to every input its configuration: the one given, or the nearest cudalint.toml
 /// above it. A configuration that does not load is an error naming its file and line.
-pub fn attach_configs(inputs: &mut [Input], given: Option<&str>) -> Result<(), String> {
+fn attach_configs(inputs: &mut [Input], given: Option<&str>) -> Result<(), String> {
     use crate::config::{discover, Config};
     use std::collections::HashMap;
     use std::sync::Arc;

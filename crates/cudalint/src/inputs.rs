@@ -1,6 +1,7 @@
 //! Turning command-line paths into files to check: folders are walked for .cu/.cuh files
 //! (respecting .gitignore as ripgrep does), each file is read and vetted, and every problem
-//! becomes a one-line message naming the path while the other files go on.
+//! becomes a one-line message naming the path while the other files go on. The headers they
+//! include are added after (`cudalint_rules::workspace::prepare`).
 
 use cudalint_rules::Input;
 use std::path::Path;
@@ -66,7 +67,6 @@ pub fn collect(paths: &[String]) -> Collected {
             Err(e) => errors.push(e),
         }
     }
-    cudalint_rules::workspace::add_included(&mut inputs);
     Collected {
         inputs,
         errors,

@@ -97,6 +97,10 @@ struct AnalysisArgs {
     /// nothing defines or undefines keeps its first branch.
     #[arg(short = 'U', long = "undefine", value_name = "NAME")]
     undefine: Vec<String>,
+    /// Look for `#include "..."` headers in this folder too, as nvcc's -I does (after the
+    /// including file's folder; before the folders above it, which are tried last).
+    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    include_dir: Vec<std::path::PathBuf>,
     /// Use this configuration for every file instead of the nearest cudalint.toml.
     #[arg(long, value_name = "PATH")]
     config: Option<String>,
@@ -226,9 +230,15 @@ fn run(
         ExitCode::from(2)
     })?;
     let mut collected = inputs::collect(paths);
-    if let Err(e) =
-        cudalint_rules::workspace::attach_configs(&mut collected.inputs, analysis.config.as_deref())
-    {
+    if let Some(d) = analysis.include_dir.iter().find(|d| !d.is_dir()) {
+        eprintln!("cudalint: error: -I {}: no such folder", d.display());
+        return Err(ExitCode::from(2));
+    }
+    if let Err(e) = cudalint_rules::workspace::prepare(
+        &mut collected.inputs,
+        analysis.config.as_deref(),
+        &analysis.include_dir,
+    ) {
         eprintln!("cudalint: error: {e}");
         return Err(ExitCode::from(2));
     }

@@ -385,8 +385,7 @@ pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bo
             None => unfound.push(m.file.clone()),
         }
     }
-    cudalint_rules::workspace::add_included(&mut inputs);
-    cudalint_rules::workspace::attach_configs(&mut inputs, None)?;
+    cudalint_rules::workspace::prepare(&mut inputs, None, &[])?;
     if inputs.is_empty() {
         return Err(format!(
             "{report}: none of its source files is under {} (recorded as {})",
