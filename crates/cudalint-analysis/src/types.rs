@@ -101,10 +101,31 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
             Some(e) => array_len(e, files, 0)?,
             None => 1,
         };
-        offset = round_up(offset, fl.align) + fl.size * count;
+        offset = if def.is_union {
+            offset.max(fl.size * count)
+        } else {
+            round_up(offset, fl.align) + fl.size * count
+        };
         align = align.max(fl.align);
     }
     Some(l(round_up(offset.max(1), align), align))
+}
+
+/// The name a field is known by: a name that is an object-like macro is what the macro
+/// expands to, and one that expands to nothing makes the member anonymous (llama.cpp's
+/// `union { ... } GGML_COMMON_AGGR_U;` with `#define GGML_COMMON_AGGR_U`).
+fn member_name<'a>(fd: &'a cudalint_syntax::FieldDef, files: &[&'a FileModel]) -> &'a str {
+    use cudalint_syntax::ExprKind;
+    let define = files.iter().find_map(|f| {
+        f.defines
+            .iter()
+            .find(|d| d.name == fd.name && d.params.is_none())
+    });
+    match define.map(|d| d.body.as_ref().map(|b| &b.kind)) {
+        Some(None) => "",
+        Some(Some(ExprKind::Ident(to))) => to,
+        _ => &fd.name,
+    }
 }
 
 /// Offset, layout and type of a named field of a struct (or `.x/.y/.z/.w` of a vector type).
@@ -138,9 +159,21 @@ pub fn field(
             }
         }
     }
+    field_in(bare, field, files, 0)
+}
+
+fn field_in(
+    struct_name: &str,
+    field: &str,
+    files: &[&FileModel],
+    depth: usize,
+) -> Option<(i64, Layout, TypeRef)> {
+    if depth > 16 {
+        return None;
+    }
     let def = files
         .iter()
-        .find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
+        .find_map(|f| f.structs.iter().find(|s| s.name == struct_name))?;
     let mut offset = 0i64;
     for fd in &def.fields {
         let fl = if fd.ty.pointer_depth > 0 {
@@ -148,15 +181,26 @@ pub fn field(
         } else {
             layout_named(&fd.ty.name, files, 1)?
         };
-        offset = round_up(offset, fl.align);
-        if fd.name == field {
-            return Some((offset, fl, fd.ty.clone()));
+        let at = if def.is_union {
+            0
+        } else {
+            round_up(offset, fl.align)
+        };
+        match member_name(fd, files) {
+            name if name == field => return Some((at, fl, fd.ty.clone())),
+            // an anonymous member's fields are this struct's
+            "" if fd.ty.pointer_depth == 0 => {
+                if let Some((inner, l, t)) = field_in(&fd.ty.name, field, files, depth + 1) {
+                    return Some((at + inner, l, t));
+                }
+            }
+            _ => {}
         }
         let count = match &fd.array_len {
             Some(e) => array_len(e, files, 0)?,
             None => 1,
         };
-        offset += fl.size * count;
+        offset = at + fl.size * count;
     }
     None
 }

@@ -13,6 +13,8 @@ pub(crate) struct Lowerer<'s> {
     pub src: &'s str,
     pub model: FileModel,
     current_fn: Option<usize>,
+    /// How deep in nested struct and union definitions lowering is.
+    struct_depth: usize,
     /// What each top-level item lowered to, in order: what the next edit's lowering reuses.
     pub pieces: Vec<Piece>,
     /// The previous lowering of the same file, before an edit.
@@ -109,6 +111,7 @@ impl<'s> Lowerer<'s> {
             src,
             model: FileModel::default(),
             current_fn: None,
+            struct_depth: 0,
             pieces: Vec::new(),
             reuse: None,
         }
@@ -132,6 +135,7 @@ impl<'s> Lowerer<'s> {
                     | "declaration"
                     | "struct_specifier"
                     | "class_specifier"
+                    | "union_specifier"
                     | "type_definition"
                     | "preproc_def"
                     | "preproc_function_def"
@@ -152,7 +156,9 @@ impl<'s> Lowerer<'s> {
                 "function_definition" => self.function(child, &[]),
                 "template_declaration" => self.template_decl(child),
                 "declaration" => self.file_declaration(child),
-                "struct_specifier" | "class_specifier" => self.struct_def(child, None),
+                "struct_specifier" | "class_specifier" | "union_specifier" => {
+                    self.struct_def(child, None)
+                }
                 "type_definition" => self.typedef(child),
                 "preproc_def" | "preproc_function_def" => self.define(child),
                 "preproc_include" => {
@@ -271,13 +277,21 @@ impl<'s> Lowerer<'s> {
 
     fn typedef(&mut self, n: Node) {
         let ty_node = n.child_by_field_id(fid().r#type.get());
+        // `typedef struct { ... } block_q4_0;`: the struct is known by the typedef's name
+        let mut anonymous_as = None;
         if let Some(t) = ty_node {
-            if matches!(t.kind(), "struct_specifier" | "class_specifier")
-                && t.child_by_field_id(fid().body.get()).is_some()
+            if matches!(
+                t.kind(),
+                "struct_specifier" | "class_specifier" | "union_specifier"
+            ) && t.child_by_field_id(fid().body.get()).is_some()
             {
                 let alias = n
                     .child_by_field_id(fid().declarator.get())
+                    .and_then(|d| self.declarator_parts(d).0)
                     .map(|d| self.text(d).to_string());
+                if t.child_by_field_id(fid().name.get()).is_none() {
+                    anonymous_as = alias.clone();
+                }
                 self.struct_def(t, alias);
             }
         }
@@ -285,12 +299,15 @@ impl<'s> Lowerer<'s> {
         for d in n.children_by_field_id(fid().declarator, &mut c) {
             let (name, ptr, _, _) = self.declarator_parts(d);
             if let (Some(name), Some(t)) = (name, ty_node) {
-                let mut ty = self.type_of(t, Some(n));
+                let name = self.text(name).to_string();
+                let mut ty = match &anonymous_as {
+                    // the struct itself, not a typedef of it
+                    Some(s) if *s == name && ptr == 0 => continue,
+                    Some(s) => TypeRef::named(s),
+                    None => self.type_of(t, Some(n)),
+                };
                 ty.pointer_depth += ptr;
-                self.model.typedefs.push(Typedef {
-                    name: self.text(name).to_string(),
-                    ty,
-                });
+                self.model.typedefs.push(Typedef { name, ty });
             }
         }
     }
@@ -299,6 +316,10 @@ impl<'s> Lowerer<'s> {
         let Some(body) = n.child_by_field_id(fid().body.get()) else {
             return;
         };
+        // nested struct and union members are lowered as structs of their own: bounded
+        if self.struct_depth > 32 {
+            return;
+        }
         let name = n
             .child_by_field_id(fid().name.get())
             .map(|x| self.text(x).to_string())
@@ -331,7 +352,30 @@ impl<'s> Lowerer<'s> {
             let Some(t) = f.child_by_field_id(fid().r#type.get()) else {
                 continue;
             };
-            let base = self.type_of(t, Some(f));
+            let mut base = self.type_of(t, Some(f));
+            let nested = matches!(
+                t.kind(),
+                "struct_specifier" | "class_specifier" | "union_specifier"
+            ) && t.child_by_field_id(fid().body.get()).is_some();
+            if nested {
+                // `union { struct { half d, dmin; }; half2 dm; };` (llama.cpp's quant blocks)
+                let inner = match t.child_by_field_id(fid().name.get()) {
+                    Some(x) => self.text(x).to_string(),
+                    None => format!("{name}::<anonymous {}>", fields.len()),
+                };
+                self.struct_depth += 1;
+                self.struct_def(t, Some(inner.clone()));
+                self.struct_depth -= 1;
+                base = TypeRef::named(&inner);
+                if f.child_by_field_id(fid().declarator.get()).is_none() {
+                    fields.push(FieldDef {
+                        name: String::new(),
+                        ty: base,
+                        array_len: None,
+                    });
+                    continue;
+                }
+            }
             let mut c = f.walk();
             for d in f.children_by_field_id(fid().declarator, &mut c) {
                 let (name_node, ptr, dims, _) = self.declarator_parts(d);
@@ -360,6 +404,7 @@ impl<'s> Lowerer<'s> {
             template_params: Vec::new(),
             statics,
             extern_shared,
+            is_union: n.kind() == "union_specifier",
             span: span(n),
         });
     }
@@ -902,7 +947,7 @@ impl<'s> Lowerer<'s> {
             }
             "preproc_def" | "preproc_function_def" => self.define(n),
             "type_definition" => self.typedef(n),
-            "struct_specifier" | "class_specifier" => self.struct_def(n, None),
+            "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_def(n, None),
             _ => out.push(Stmt::Other(span(n))),
         }
     }

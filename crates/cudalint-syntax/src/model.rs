@@ -266,6 +266,7 @@ pub struct Function {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldDef {
+    /// Empty for an anonymous struct or union member, whose fields are the outer struct's.
     pub name: String,
     pub ty: TypeRef,
     pub array_len: Option<Expr>,
@@ -284,6 +285,8 @@ pub struct StructDef {
     /// `SharedMemory<T>`, whose `operator T*()` returns it): constructing one is a pointer to
     /// the block's dynamic shared memory.
     pub extern_shared: Option<String>,
+    /// A `union`: every field at offset 0, as large as its largest.
+    pub is_union: bool,
     pub span: Span,
 }
 

@@ -229,6 +229,7 @@ impl Shift for StructDef {
             template_params: _,
             statics,
             extern_shared: _,
+            is_union: _,
             span,
         } = self;
         fields.shift(by);
