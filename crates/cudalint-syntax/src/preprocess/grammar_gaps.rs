@@ -5,7 +5,12 @@
 //! - `new const float *[n]`: the qualifiers and pointer stars of an array-new are blanked;
 //! - `template class X<float>;`: explicit instantiations are blanked;
 //! - `"node ("fNID"): "`, `"%" PRId64 "\n"`: a macro between two string literals is blanked,
-//!   leaving the literals to concatenate.
+//!   leaving the literals to concatenate;
+//! - `static_assert(cond, "...");` is blanked: inside a function body (llama.cpp's `if
+//!   constexpr` chains end in one) the grammar has no rule for it, and it costs nothing at run
+//!   time;
+//! - `extern DECL_CASE(64, 8);`: an explicit instantiation declared through a macro (an
+//!   all-capitals name) is blanked.
 
 use super::blank_range;
 use std::borrow::Cow;
@@ -119,6 +124,31 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
             }
         }
     }
+    if src.contains("static_assert") {
+        for at in occurrences(b, mask, "static_assert") {
+            let open = skip_ws(b, at + "static_assert".len());
+            if let Some(end) = call_statement_end(b, open) {
+                edits.push((at, end, None));
+            }
+        }
+    }
+    if src.contains("extern") {
+        for at in occurrences(b, mask, "extern") {
+            let name_at = skip_ws(b, at + 6);
+            let (name_end, words) = words_end(b, name_at);
+            let macro_like = words.len() == 1
+                && words[0].len() > 1
+                && words[0]
+                    .bytes()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+            if !macro_like {
+                continue;
+            }
+            if let Some(end) = call_statement_end(b, skip_ws(b, name_end)) {
+                edits.push((at, end, None));
+            }
+        }
+    }
     if src.contains('"') {
         string_macros(b, mask, &mut edits);
     }
@@ -133,6 +163,38 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Where `(...);` starting at `open` ends (after the `;`), skipping string and character
+/// literals; `None` if `open` is not `(` or no `;` follows the matching `)`.
+fn call_statement_end(b: &[u8], open: usize) -> Option<usize> {
+    if b.get(open) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let semi = skip_ws(b, i + 1);
+                    return (b.get(semi) == Some(&b';')).then_some(semi + 1);
+                }
+            }
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b';' | b'{' | b'}' => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// `"a"MACRO"b"` and `"a" MACRO "b"`: the macro is blanked.
@@ -217,6 +279,26 @@ mod tests {
         );
         let lines: Vec<&str> = out.lines().map(str::trim).collect();
         assert_eq!(lines, ["", "", "template <class T> class R;"]);
+    }
+
+    #[test]
+    fn static_asserts_and_macro_instantiations() {
+        let src = "} else {\n  static_assert(I == -1, \"not (yet) \\\" here\");\n}\nextern DECL_CASE( 64,  8);\nextern int f(int);\nextern \"C\" int g();\n";
+        let out = rewrite(src);
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        assert_eq!(
+            lines,
+            [
+                "} else {",
+                "",
+                "}",
+                "",
+                "extern int f(int);",
+                "extern \"C\" int g();"
+            ]
+        );
+        // one without its `;` (a macro's body) is left alone
+        assert_eq!(rewrite("static_assert(x)"), "static_assert(x)");
     }
 
     #[test]
