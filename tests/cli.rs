@@ -75,6 +75,12 @@ fn bad_input_gets_one_line_each_and_the_run_goes_on() {
         ),
     )
     .unwrap();
+    // typedefs that name each other: every lookup through them must stop
+    std::fs::write(
+        dir.join("cycle.cu"),
+        "typedef B A;\ntypedef A B;\nstruct S { A v; int w; };\n__global__ void k(A* a, S* s, float* o) { a[threadIdx.x].x = 0; o[threadIdx.x] = s[threadIdx.x].w + sizeof(A); }\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("garbage.cu"),
         "}}}} __global__ ((( void <<<>>> [[[ ;;; \n template < < <",
@@ -147,7 +153,7 @@ fn bad_input_gets_one_line_each_and_the_run_goes_on() {
         &r.stdout[..r.stdout.len().min(2000)]
     );
     assert!(
-        r.stdout.contains(&format!("in {} files", 6)),
+        r.stdout.contains(&format!("in {} files", 7)),
         "{}",
         r.stdout.lines().last().unwrap_or("")
     );

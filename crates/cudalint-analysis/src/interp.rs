@@ -904,20 +904,7 @@ impl<'p> KernelRun<'p> {
     /// The type a (non-pointer) typedef chain ends at, template arguments bound.
     fn through_typedefs(&self, ty: &str) -> String {
         let resolved = self.resolve_type(&TypeRef::named(ty));
-        let mut full = resolved.name.clone();
-        for _ in 0..8 {
-            let next = self.types().iter().find_map(|f| {
-                f.typedefs
-                    .iter()
-                    .find(|t| t.name == full && t.ty.name != full && t.ty.pointer_depth == 0)
-                    .map(|t| t.ty.name.clone())
-            });
-            match next {
-                Some(n) => full = n,
-                None => break,
-            }
-        }
-        full
+        types::through_typedefs(&resolved.name, self.types())
     }
 
     fn rvalue(&mut self, e: &Expr) -> Val {

@@ -74,17 +74,11 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
     let bare = name
         .trim_start_matches("struct ")
         .trim_start_matches("const ");
-    for f in files {
-        if let Some(t) = f
-            .typedefs
-            .iter()
-            .find(|t| t.name == bare && t.ty.name != bare)
-        {
-            if t.ty.pointer_depth > 0 {
-                return Some(POINTER);
-            }
-            return layout_named(&t.ty.name, files, depth + 1);
+    if let Some(t) = typedef_of(bare, files) {
+        if t.pointer_depth > 0 {
+            return Some(POINTER);
         }
+        return layout_named(&t.name, files, depth + 1);
     }
     let def = files
         .iter()
@@ -128,6 +122,31 @@ fn member_name<'a>(fd: &'a cudalint_syntax::FieldDef, files: &[&'a FileModel]) -
     }
 }
 
+/// What `name` is a typedef of, one step (`typedef block_q4_K_s block_q4_K;`), if it is one.
+pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a TypeRef> {
+    files
+        .iter()
+        .find_map(|f| {
+            f.typedefs
+                .iter()
+                .find(|t| t.name == name && t.ty.name != name)
+        })
+        .map(|t| &t.ty)
+}
+
+/// The type `name` names once every typedef of a non-pointer type is followed (a cycle of
+/// typedefs stops after a few steps).
+pub fn through_typedefs(name: &str, files: &[&FileModel]) -> String {
+    let mut full = name.to_string();
+    for _ in 0..16 {
+        match typedef_of(&full, files).filter(|t| t.pointer_depth == 0) {
+            Some(t) => full = t.name.clone(),
+            None => break,
+        }
+    }
+    full
+}
+
 /// Offset, layout and type of a named field of a struct (or `.x/.y/.z/.w` of a vector type).
 pub fn field(
     struct_name: &str,
@@ -148,16 +167,13 @@ pub fn field(
         }
         return Some((k * sl.size, sl, TypeRef::named(scalar)));
     }
-    for f in files {
-        if let Some(t) = f
-            .typedefs
-            .iter()
-            .find(|t| t.name == bare && t.ty.name != bare)
-        {
-            if t.ty.pointer_depth == 0 {
-                return self::field(&t.ty.name, field, files);
-            }
+    let full = through_typedefs(bare, files);
+    if full != bare {
+        // a typedef of a vector type or of a struct
+        if builtin(&full).is_some() {
+            return self::field(&full, field, files);
         }
+        return field_in(&full, field, files, 0);
     }
     field_in(bare, field, files, 0)
 }
@@ -274,17 +290,10 @@ pub fn is_struct(name: &str, files: &[&FileModel]) -> bool {
     let bare = name
         .trim_start_matches("struct ")
         .trim_start_matches("const ");
+    let full = through_typedefs(bare, files);
     files
         .iter()
-        .any(|f| f.structs.iter().any(|s| s.name == bare))
-        || files.iter().any(|f| {
-            f.typedefs.iter().any(|t| {
-                t.name == bare
-                    && t.ty.name != bare
-                    && t.ty.pointer_depth == 0
-                    && is_struct(&t.ty.name, files)
-            })
-        })
+        .any(|f| f.structs.iter().any(|s| s.name == full))
 }
 
 fn round_up(x: i64, a: i64) -> i64 {
