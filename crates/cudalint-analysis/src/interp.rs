@@ -178,6 +178,9 @@ struct Frame {
     file: usize,
     ret: Option<Val>,
     template: Vec<(String, TArg)>,
+    /// For a member function, the struct it is called on with its template arguments
+    /// (`tile<16, 8, half2>`): names the function does not define are its static members.
+    owner: Option<String>,
 }
 
 pub struct KernelRun<'p> {
@@ -254,6 +257,7 @@ impl<'p> KernelRun<'p> {
             file,
             ret: None,
             template,
+            owner: None,
         });
         self.scopes.push(Vec::new());
         for (i, p) in f.params.iter().enumerate() {
@@ -857,12 +861,22 @@ impl<'p> KernelRun<'p> {
                 return v;
             }
         }
+        // in a member function: a static member of its struct (`I` in `tile<I_, J_, T>`)
+        if let Some(owner) = self.frames.last().and_then(|f| f.owner.clone()) {
+            if let Some(v) = self.static_member(&owner, name) {
+                return v;
+            }
+        }
         Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
     }
 
     /// `x128::size`: a static member of a struct, through typedefs, evaluated with the
     /// struct's template parameters bound to the arguments the type names (`Packed128<floatX>`).
     fn static_member(&mut self, ty: &str, member: &str) -> Option<Val> {
+        // statics defined through each other (`ne = I * J / 32`) nest frames: bounded
+        if self.frames.len() > MAX_CALL_DEPTH {
+            return None;
+        }
         let full = self.through_typedefs(ty);
         let (base, args) = split_template(&full);
         let def = self
@@ -873,10 +887,7 @@ impl<'p> KernelRun<'p> {
         let params = def.template_params.clone();
         let mut template = Vec::new();
         for (p, a) in params.iter().zip(&args) {
-            let arg = match a.parse::<i64>() {
-                Ok(v) => TArg::Val(Val::Int(sym::konst(v))),
-                Err(_) => TArg::Type(self.resolve_type(&TypeRef::named(a))),
-            };
+            let arg = self.template_arg_text(a);
             template.push((p.clone(), arg));
         }
         let file = self.file();
@@ -885,10 +896,37 @@ impl<'p> KernelRun<'p> {
             file,
             ret: None,
             template,
+            owner: Some(full.clone()),
         });
         let v = self.pure_rvalue(&init);
         self.frames.pop();
         Some(v)
+    }
+
+    /// A template argument as a type names it (`16`, `half2` in `tile<16, 8, half2>`; `ncols`
+    /// in `tile<ncols, 8, half2>` inside a template is the caller's `ncols`, and a name with a
+    /// constant value is that value).
+    fn template_arg_text(&mut self, a: &str) -> TArg {
+        if let Ok(v) = a.parse::<i64>() {
+            return TArg::Val(Val::Int(sym::konst(v)));
+        }
+        let bound = self
+            .frames
+            .last()
+            .and_then(|f| f.template.iter().find(|(n, _)| n == a))
+            .map(|(_, v)| v.clone());
+        if let Some(v) = bound {
+            return v;
+        }
+        let is_name = a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if is_name && types::builtin(a).is_none() {
+            if let Val::Int(s) = self.lookup(a, Span::default()) {
+                if s.as_const().is_some() {
+                    return TArg::Val(Val::Int(s));
+                }
+            }
+        }
+        TArg::Type(self.resolve_type(&TypeRef::named(a)))
     }
 
     /// Whether values of `ty` are objects (structs, template instances), through typedefs.
@@ -1690,26 +1728,62 @@ impl<'p> KernelRun<'p> {
             self.macro_depth -= 1;
             return v;
         }
-        // __device__ function defined in the project
+        // __device__ function defined in the project; `tile_B::get_i(l)` is a static member
+        // function of the struct the qualifier names (through its typedef), and an unqualified
+        // call never names a member function
+        let owner = callee
+            .rsplit_once("::")
+            .map(|(q, _)| self.through_typedefs(q.trim()));
+        let owner_base = owner.as_deref().map(|o| split_template(o).0.to_string());
         let candidates = self.project.device_functions(name, args.len(), file);
+        let of_owner = |f: &Function| f.owner.is_some() && f.owner == owner_base;
+        let candidates: Vec<_> = if candidates.iter().any(|(_, f)| of_owner(f)) {
+            candidates
+                .into_iter()
+                .filter(|(_, f)| of_owner(f))
+                .collect()
+        } else {
+            candidates
+                .into_iter()
+                .filter(|(_, f)| f.owner.is_none())
+                .collect()
+        };
         if let Some((fi, f)) = pick_overload(&candidates, &argv) {
             if self.frames.len() > MAX_CALL_DEPTH {
                 return Val::Unknown(
                     format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
                 );
             }
+            // the struct's template parameters come first, bound to the arguments its type
+            // names; then the function's own
+            let mut template = Vec::new();
+            let mut own = &f.template_params[..];
+            let member_of = f.owner.as_ref().and(owner.clone());
+            if let (Some(fo), Some(full)) = (&f.owner, &member_of) {
+                let count = self
+                    .types()
+                    .iter()
+                    .find_map(|m| m.structs.iter().find(|s| s.name == *fo))
+                    .map_or(0, |s| s.template_params.len())
+                    .min(own.len());
+                let (_, args) = split_template(full);
+                for (p, a) in own[..count].iter().zip(&args) {
+                    let arg = self.template_arg_text(a);
+                    template.push((p.name.clone(), arg));
+                }
+                own = &own[count..];
+            }
             // evaluated here, in the caller's frame: `g<N>` inside `k<N>` means the caller's N
-            let template = f
-                .template_params
-                .iter()
-                .zip(targs.iter())
-                .map(|(p, a)| (p.name.clone(), self.template_arg(a, p.is_type)))
-                .collect();
+            for (p, a) in own.iter().zip(targs.iter()) {
+                let arg = self.template_arg(a, p.is_type);
+                template.push((p.name.clone(), arg));
+            }
             self.frames.push(Frame {
                 scope_base: self.scopes.len(),
                 file: fi,
                 ret: None,
                 template,
+                owner: member_of,
             });
             self.scopes.push(Vec::new());
             for (p, v) in f.params.iter().zip(argv) {
@@ -2184,6 +2258,7 @@ impl<'p> KernelRun<'p> {
             file,
             ret: None,
             template: Vec::new(),
+            owner: None,
         });
         self.scopes.push(Vec::new());
         if let Some(host) = launch

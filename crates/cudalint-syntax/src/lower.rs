@@ -15,6 +15,9 @@ pub(crate) struct Lowerer<'s> {
     current_fn: Option<usize>,
     /// How deep in nested struct and union definitions lowering is.
     struct_depth: usize,
+    /// The template parameters of the struct `template_decl` is about to lower: its member
+    /// functions take them.
+    struct_template: Vec<TemplateParam>,
     /// What each top-level item lowered to, in order: what the next edit's lowering reuses.
     pub pieces: Vec<Piece>,
     /// The previous lowering of the same file, before an edit.
@@ -112,6 +115,7 @@ impl<'s> Lowerer<'s> {
             model: FileModel::default(),
             current_fn: None,
             struct_depth: 0,
+            struct_template: Vec::new(),
             pieces: Vec::new(),
             reuse: None,
         }
@@ -242,7 +246,9 @@ impl<'s> Lowerer<'s> {
             match child.kind() {
                 "function_definition" => self.function(child, &params),
                 "struct_specifier" | "class_specifier" => {
+                    self.struct_template = params.clone();
                     self.struct_def(child, None);
+                    self.struct_template.clear();
                     if let Some(s) = self.model.structs.last_mut() {
                         s.template_params = params.iter().map(|p| p.name.clone()).collect();
                     }
@@ -325,12 +331,17 @@ impl<'s> Lowerer<'s> {
             .map(|x| self.text(x).to_string())
             .or(alias.clone());
         let Some(name) = name else { return };
+        let template = std::mem::take(&mut self.struct_template);
         let mut fields = Vec::new();
         let mut statics = Vec::new();
         let mut extern_shared = None;
         for f in named_children(body) {
             if f.kind() == "function_definition" && extern_shared.is_none() {
                 extern_shared = self.extern_shared_in(f);
+            }
+            if f.kind() == "function_definition" {
+                self.member_function(f, &name, &template);
+                continue;
             }
             if f.kind() != "field_declaration" {
                 continue;
@@ -407,6 +418,19 @@ impl<'s> Lowerer<'s> {
             is_union: n.kind() == "union_specifier",
             span: span(n),
         });
+    }
+
+    /// A member function defined in the body of struct `owner` (llama.cpp's
+    /// `tile<I, J, T>::get_i`), as `owner::name` with the struct's template parameters first.
+    fn member_function(&mut self, f: Node, owner: &str, template: &[TemplateParam]) {
+        let before = self.model.functions.len();
+        self.function(f, template);
+        if self.model.functions.len() > before {
+            if let Some(func) = self.model.functions.last_mut() {
+                func.name = format!("{owner}::{}", func.name);
+                func.owner = Some(owner.to_string());
+            }
+        }
     }
 
     /// The name of an `extern __shared__` array declared in a member function's body.
@@ -700,6 +724,7 @@ impl<'s> Lowerer<'s> {
             body: None,
             launch_bounds,
             parse_error,
+            owner: None,
         });
         // Host code is read only for its launches: a host function without `<<<` is not lowered.
         let needed = kind != FnKind::Host || self.text(n).contains("<<<");

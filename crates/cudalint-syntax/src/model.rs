@@ -262,6 +262,9 @@ pub struct Function {
     pub launch_bounds: Option<Expr>,
     /// First parse-error region inside the function, if any.
     pub parse_error: Option<Span>,
+    /// The struct whose body defines it (`tile::get_i`, named `tile::get_i`); its template
+    /// parameters come first in `template_params`.
+    pub owner: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

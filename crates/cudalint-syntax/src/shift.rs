@@ -199,6 +199,7 @@ impl Shift for Function {
             body,
             launch_bounds,
             parse_error,
+            owner: _,
         } = self;
         name_span.shift(by);
         span.shift(by);
