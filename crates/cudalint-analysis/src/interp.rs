@@ -878,15 +878,14 @@ impl<'p> KernelRun<'p> {
             return None;
         }
         let full = self.through_typedefs(ty);
-        let (base, args) = split_template(&full);
+        let (name, binds) = self.struct_instance(&full)?;
         let def = self
             .types()
             .iter()
-            .find_map(|f| f.structs.iter().find(|s| s.name == base))?;
+            .find_map(|f| f.structs.iter().find(|s| s.name == name))?;
         let init = def.statics.iter().find(|(n, _)| n == member)?.1.clone();
-        let params = def.template_params.clone();
         let mut template = Vec::new();
-        for (p, a) in params.iter().zip(&args) {
+        for (p, a) in &binds {
             let arg = self.template_arg_text(a);
             template.push((p.clone(), arg));
         }
@@ -901,6 +900,50 @@ impl<'p> KernelRun<'p> {
         let v = self.pure_rvalue(&init);
         self.frames.pop();
         Some(v)
+    }
+
+    /// The struct definition a type names, and its template parameters bound to the type's
+    /// arguments (as written): a partial specialization whose pattern the arguments fit
+    /// (`tile<I_, J_, half2>` for `tile<16, 4, half2>`, I_ = 16, J_ = 4), else the primary
+    /// template.
+    fn struct_instance(&self, full: &str) -> Option<(String, Vec<(String, String)>)> {
+        let (base, args) = split_template(full);
+        let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+        let structs = || self.types().iter().flat_map(|f| f.structs.iter());
+        if !args.is_empty() {
+            for s in structs() {
+                if !s
+                    .name
+                    .strip_prefix(base)
+                    .is_some_and(|r| r.starts_with('<'))
+                {
+                    continue;
+                }
+                let (_, pattern) = split_template(&s.name);
+                if pattern.len() != args.len() {
+                    continue;
+                }
+                let mut binds: Vec<(String, String)> = Vec::new();
+                let fits = pattern.iter().zip(&args).all(|(p, a)| {
+                    if !s.template_params.contains(p) {
+                        return squeeze(p) == squeeze(a);
+                    }
+                    match binds.iter().find(|(n, _)| n == p) {
+                        Some((_, v)) => v == a,
+                        None => {
+                            binds.push((p.clone(), a.clone()));
+                            true
+                        }
+                    }
+                });
+                if fits {
+                    return Some((s.name.clone(), binds));
+                }
+            }
+        }
+        let def = structs().find(|s| s.name == base)?;
+        let binds = def.template_params.iter().cloned().zip(args).collect();
+        Some((def.name.clone(), binds))
     }
 
     /// A template argument as a type names it (`16`, `half2` in `tile<16, 8, half2>`; `ncols`
@@ -1734,7 +1777,10 @@ impl<'p> KernelRun<'p> {
         let owner = callee
             .rsplit_once("::")
             .map(|(q, _)| self.through_typedefs(q.trim()));
-        let owner_base = owner.as_deref().map(|o| split_template(o).0.to_string());
+        let owner_base = owner
+            .as_deref()
+            .and_then(|o| self.struct_instance(o))
+            .map(|(def, _)| def);
         let candidates = self.project.device_functions(name, args.len(), file);
         let of_owner = |f: &Function| f.owner.is_some() && f.owner == owner_base;
         let candidates: Vec<_> = if candidates.iter().any(|(_, f)| of_owner(f)) {
@@ -1766,10 +1812,15 @@ impl<'p> KernelRun<'p> {
                     .find_map(|m| m.structs.iter().find(|s| s.name == *fo))
                     .map_or(0, |s| s.template_params.len())
                     .min(own.len());
-                let (_, args) = split_template(full);
-                for (p, a) in own[..count].iter().zip(&args) {
-                    let arg = self.template_arg_text(a);
-                    template.push((p.name.clone(), arg));
+                let binds = self
+                    .struct_instance(full)
+                    .map(|(_, b)| b)
+                    .unwrap_or_default();
+                for p in &own[..count] {
+                    if let Some((_, a)) = binds.iter().find(|(n, _)| *n == p.name) {
+                        let arg = self.template_arg_text(a);
+                        template.push((p.name.clone(), arg));
+                    }
                 }
                 own = &own[count..];
             }
