@@ -78,43 +78,37 @@ fn normalize(p: &str) -> String {
     parts.join("/")
 }
 
+/// The file of `paths` that `#include "include"` in file `from` reads: the one next to the
+/// includer first (in a corpus of many programs, every one has its own "define.c"), else
+/// through an include path, the nearest such header by common path prefix.
+pub fn resolve_include(paths: &[&str], from: usize, include: &str) -> Option<usize> {
+    let me = paths.get(from).copied().unwrap_or("");
+    let dir = me.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+    (0..paths.len())
+        .find(|&o| o != from && names(dir, include, paths[o]))
+        .or_else(|| {
+            (0..paths.len())
+                .filter(|&o| o != from && ends_with_include(include, paths[o]))
+                .max_by_key(|&o| {
+                    paths[o]
+                        .bytes()
+                        .zip(me.bytes())
+                        .take_while(|(a, b)| a == b)
+                        .count()
+                })
+        })
+}
+
 impl<'p> Project<'p> {
     /// `paths` are the files' paths, as given, parallel to `files` (used to resolve includes).
     pub fn new(files: &'p [&'p FileModel], paths: &[&str]) -> Self {
-        let dirs: Vec<&str> = paths
-            .iter()
-            .map(|p| p.rsplit_once('/').map(|(d, _)| d).unwrap_or(""))
-            .collect();
         let direct: Vec<Vec<usize>> = files
             .iter()
             .enumerate()
             .map(|(fi, f)| {
                 f.includes
                     .iter()
-                    .filter_map(|inc| {
-                        // the file next to the includer first: in a corpus of many programs,
-                        // every one has its own "define.c"
-                        let found = |m: &dyn Fn(&str) -> bool| {
-                            (0..files.len())
-                                .find(|&o| o != fi && paths.get(o).is_some_and(|p| m(p)))
-                        };
-                        found(&|p| names(dirs[fi], inc, p)).or_else(|| {
-                            // through an include path: the nearest such header
-                            let me = paths.get(fi).copied().unwrap_or("");
-                            (0..files.len())
-                                .filter(|&o| {
-                                    o != fi
-                                        && paths.get(o).is_some_and(|p| ends_with_include(inc, p))
-                                })
-                                .max_by_key(|&o| {
-                                    let p = paths[o];
-                                    p.bytes()
-                                        .zip(me.bytes())
-                                        .take_while(|(a, b)| a == b)
-                                        .count()
-                                })
-                        })
-                    })
+                    .filter_map(|inc| resolve_include(paths, fi, inc).filter(|&o| o < files.len()))
                     .collect()
             })
             .collect();

@@ -165,9 +165,11 @@ impl Ctx<'_> {
 
 /// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
 pub fn parse_all(inputs: &[Input], settings: &Settings) -> Vec<Option<ParsedFile>> {
+    let defines = crate::include_context::file_defines(inputs, settings);
     inputs
         .par_iter()
-        .map(|i| cudalint_syntax::parse_with(&i.text, &settings.defines_for(i)))
+        .zip(&defines)
+        .map(|(i, d)| cudalint_syntax::parse_with(&i.text, d))
         .collect()
 }
 

@@ -53,14 +53,15 @@ impl Incremental {
         let t0 = Instant::now();
         let mut kept = std::mem::take(&mut self.parses);
         // each file's last parse, handed over whole: its unchanged items' lowering moves on
-        let olds: Vec<(Defines, Option<KeptParse>)> = inputs
-            .iter()
-            .map(|i| {
-                let defines = settings.defines_for(i);
-                let old = kept.remove(&i.path).filter(|k| k.defines == defines);
-                (defines, old)
-            })
-            .collect();
+        let olds: Vec<(Defines, Option<KeptParse>)> =
+            crate::include_context::file_defines(inputs, settings)
+                .into_iter()
+                .zip(inputs)
+                .map(|(defines, i)| {
+                    let old = kept.remove(&i.path).filter(|k| k.defines == defines);
+                    (defines, old)
+                })
+                .collect();
         // files no longer checked (a header no longer included) are forgotten
         drop(kept);
         let parses: Vec<Option<(ParsedFile, String, Defines)>> = inputs

@@ -5,6 +5,7 @@ pub mod check;
 pub mod codes;
 pub mod config;
 pub mod diagnostic;
+mod include_context;
 pub mod incremental;
 mod kernel_cache;
 mod relocate;

@@ -61,6 +61,12 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                     "ifndef" | "elifndef" => named().map(|d| !d),
                     _ => evaluate(cond, &scope),
                 };
+                // a later branch of the group that is known to be taken beats a guess here:
+                // `#if defined(DECL_C) ... #elif defined(DECL_CUDA)` with DECL_CUDA defined
+                // (llama.cpp's ggml-common.h) is the CUDA branch
+                if decided.is_none() && name != "else" && later_branch_taken(src, end + 1, &scope) {
+                    return Some(false);
+                }
                 if decided.is_none() && name != "ifndef" && name != "elifndef" {
                     let body = branch_body(src, end + 1);
                     let needs_value = identifiers(cond)
@@ -269,6 +275,36 @@ fn branch_body(src: &str, from: usize) -> &str {
     &src[from.min(src.len())..]
 }
 
+/// Whether a later `#elif`/`#elifdef`/`#elifndef` of the group whose branch starts at `from`
+/// is known to be taken.
+fn later_branch_taken(src: &str, from: usize, scope: &Scope) -> bool {
+    let b = src.as_bytes();
+    let mut depth = 0usize;
+    let mut pos = from;
+    let mut in_comment = false;
+    while pos < b.len() {
+        let end = logical_line_end(b, pos);
+        let starts_in_comment = in_comment;
+        in_comment = comment_state_after(&b[pos..end], in_comment);
+        if !starts_in_comment {
+            if let Some((name, cond)) = directive(&src[pos..end]) {
+                let named = || first_ident(&cond).and_then(|n| scope.is_defined(n));
+                match name {
+                    "if" | "ifdef" | "ifndef" => depth += 1,
+                    "endif" if depth > 0 => depth -= 1,
+                    "endif" => return false,
+                    "elif" if depth == 0 && evaluate(&cond, scope) == Some(true) => return true,
+                    "elifdef" if depth == 0 && named() == Some(true) => return true,
+                    "elifndef" if depth == 0 && named() == Some(false) => return true,
+                    _ => {}
+                }
+            }
+        }
+        pos = end + 1;
+    }
+    false
+}
+
 /// Whether `name` appears in `body` other than as the name a directive defines or tests.
 fn used_as_value(body: &str, name: &str) -> bool {
     let mut prev = "";
@@ -354,6 +390,20 @@ mod tests {
         assert_eq!(live(src, &[]), ["l"]);
         let src = "#define USE_F\n#ifdef USE_F\nf\n#endif\n#undef USE_F\n#ifdef USE_F\nh\n#endif\n";
         assert_eq!(live(src, &[]), ["#define USE_F", "f", "#undef USE_F"]);
+    }
+
+    #[test]
+    fn a_later_branch_known_taken_beats_the_first_branch_guess() {
+        // llama.cpp's ggml-common.h, included after `#define GGML_COMMON_DECL_CUDA`
+        let src = "#if defined(DECL_C)\nc\n#elif defined(DECL_CUDA)\ncuda\n#else\nother\n#endif\n";
+        assert_eq!(live(src, &[]), ["c"]);
+        assert_eq!(live(src, &["DECL_CUDA"]), ["cuda"]);
+        let src = "#ifdef A\na\n#elifdef B\nb\n#elifndef C\nnot_c\n#endif\n";
+        assert_eq!(live(src, &["B"]), ["b"]);
+        assert_eq!(live(src, &["!C"]), ["not_c"]);
+        // nested groups in between are skipped
+        let src = "#if X\n#if Y\ny\n#elif 1\none\n#endif\n#elif defined(Z)\nz\n#endif\n";
+        assert_eq!(live(src, &["Z"]), ["z"]);
     }
 
     #[test]
