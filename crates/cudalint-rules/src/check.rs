@@ -165,11 +165,33 @@ impl Ctx<'_> {
 
 /// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
 pub fn parse_all(inputs: &[Input], settings: &Settings) -> Vec<Option<ParsedFile>> {
-    let defines = crate::include_context::file_defines(inputs, settings);
+    use crate::include_context::{includer_defines, may_give};
+    let base: Vec<cudalint_syntax::Defines> =
+        inputs.iter().map(|i| settings.defines_for(i)).collect();
+    let prepared: Vec<std::borrow::Cow<str>> = inputs
+        .par_iter()
+        .zip(&base)
+        .map(|(i, d)| cudalint_syntax::preprocess::prepare(&i.text, d))
+        .collect();
+    // the preprocessed texts are what includers' macros are read from; only a header that
+    // gets some it mentions is preprocessed again
+    let kept: Vec<Option<&str>> = inputs
+        .iter()
+        .zip(&prepared)
+        .map(|(i, p)| may_give(&i.text).then_some(p.as_ref()))
+        .collect();
+    let from = includer_defines(inputs, &kept);
     inputs
         .par_iter()
-        .zip(&defines)
-        .map(|(i, d)| cudalint_syntax::parse_with(&i.text, d))
+        .zip(&prepared)
+        .zip(base.par_iter().zip(&from))
+        .map(|((i, p), (b, inc))| match inc {
+            // as in the compiler, a `#define` after `-D` redefines the name
+            Some(inc) if inc.names().any(|n| i.text.contains(n)) => {
+                cudalint_syntax::parse_with(&i.text, &b.overlay(inc))
+            }
+            _ => cudalint_syntax::parse_prepared(p),
+        })
         .collect()
 }
 

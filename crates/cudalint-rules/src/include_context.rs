@@ -6,20 +6,47 @@
 
 use crate::check::{Input, Settings};
 use cudalint_syntax::Defines;
+use rayon::prelude::*;
 
 /// Per input, the macros to preprocess it with: `settings.defines_for(input)`, and over them
 /// the object-like macros its first includer has defined (and not undefined) above the
 /// include.
 pub fn file_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
     let base: Vec<Defines> = inputs.iter().map(|i| settings.defines_for(i)).collect();
+    // per includer, the branches it keeps: a define in a dropped branch does not count
+    let kept: Vec<Option<std::borrow::Cow<str>>> = inputs
+        .par_iter()
+        .zip(&base)
+        .map(|(input, defines)| {
+            may_give(&input.text)
+                .then(|| cudalint_syntax::preprocess::select_branches(&input.text, defines))
+        })
+        .collect();
+    let kept: Vec<Option<&str>> = kept.iter().map(|k| k.as_deref()).collect();
+    let from = includer_defines(inputs, &kept);
+    base.into_iter()
+        .zip(from)
+        .map(|(b, inc)| match inc {
+            // as in the compiler, a `#define` after `-D` redefines the name
+            Some(inc) => b.overlay(&inc),
+            None => b,
+        })
+        .collect()
+}
+
+/// Whether `text` can give a header anything: it has a `#define` and an `#include "..."`.
+pub fn may_give(text: &str) -> bool {
+    text.contains("define") && includes_a_quoted_file(text)
+}
+
+/// Per input, the object-like macros its first includer defined (and did not undefine) above
+/// the include, if any; `kept[i]` is input i's text with its `#if` branches selected, for the
+/// inputs that [`may_give`] macros.
+pub fn includer_defines(inputs: &[Input], kept: &[Option<&str>]) -> Vec<Option<Defines>> {
     let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
     let mut from_includer: Vec<Option<Defines>> = vec![None; inputs.len()];
-    for (fi, input) in inputs.iter().enumerate() {
-        if !input.text.contains("#include") && !input.text.contains("# include") {
-            continue;
-        }
-        // the branches the includer itself keeps: a define in a dropped branch does not count
-        let text = cudalint_syntax::preprocess::prepare(&input.text, &base[fi]);
+    for (fi, text) in kept.iter().enumerate() {
+        let Some(text) = text else { continue };
         let mut defined = Defines::default();
         let mut continued = false;
         for line in text.lines() {
@@ -42,6 +69,9 @@ pub fn file_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
             } else if let Some(rest) = directive.strip_prefix("undef") {
                 let _ = defined.undefine(rest.trim());
             } else if let Some(rest) = directive.strip_prefix("include") {
+                if defined.is_empty() {
+                    continue;
+                }
                 let Some(inc) = rest
                     .trim()
                     .strip_prefix('"')
@@ -50,21 +80,23 @@ pub fn file_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
                     continue;
                 };
                 if let Some(to) = cudalint_analysis::project::resolve_include(&paths, fi, inc) {
-                    if from_includer[to].is_none() && !defined.is_empty() {
+                    if from_includer[to].is_none() {
                         from_includer[to] = Some(defined.clone());
                     }
                 }
             }
         }
     }
-    base.into_iter()
-        .zip(from_includer)
-        .map(|(b, inc)| match inc {
-            // as in the compiler, a `#define` after `-D` redefines the name
-            Some(inc) => b.overlay(&inc),
-            None => b,
-        })
-        .collect()
+    from_includer
+}
+
+/// Whether some line is `#include "..."`.
+fn includes_a_quoted_file(text: &str) -> bool {
+    text.match_indices("include").any(|(at, _)| {
+        let before = text[..at].trim_end_matches([' ', '\t']);
+        let after = text[at + "include".len()..].trim_start_matches([' ', '\t']);
+        before.ends_with('#') && after.starts_with('"')
+    })
 }
 
 /// `NAME value` of an object-like `#define` (the part after `define`): `None` for a

@@ -99,9 +99,13 @@ pub fn parse(src: &str) -> Option<ParsedFile> {
 /// tree-sitter itself gives up (it does not on ordinary input; the caller reports it as an
 /// error for that file).
 pub fn parse_with(src: &str, defines: &Defines) -> Option<ParsedFile> {
-    let text = preprocess::prepare(src, defines);
-    let tree = with_parser(|p| p.parse(text.as_ref(), None))?;
-    Some(lower_tree(text.as_ref(), tree, None))
+    parse_prepared(&preprocess::prepare(src, defines))
+}
+
+/// Parses and lowers a text [`preprocess::prepare`] gave (for a caller that read it too).
+pub fn parse_prepared(text: &str) -> Option<ParsedFile> {
+    let tree = with_parser(|p| p.parse(text, None))?;
+    Some(lower_tree(text, tree, None))
 }
 
 /// Parses and lowers a file like [`parse_with`], from its previous version: `old` is that

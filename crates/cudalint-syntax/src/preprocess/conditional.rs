@@ -54,6 +54,14 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                 local: &local,
                 defines,
             };
+            // only a branch that could be kept is worth looking past
+            let could_keep = match name {
+                "if" | "ifdef" | "ifndef" => live,
+                "elif" | "elifdef" | "elifndef" => {
+                    stack.last().is_some_and(|g| g.parent_live && !g.taken)
+                }
+                _ => false,
+            };
             let decide = |cond: &str| -> Option<bool> {
                 let named = || first_ident(cond).and_then(|n| scope.is_defined(n));
                 let decided = match name {
@@ -64,7 +72,7 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                 // a later branch of the group that is known to be taken beats a guess here:
                 // `#if defined(DECL_C) ... #elif defined(DECL_CUDA)` with DECL_CUDA defined
                 // (llama.cpp's ggml-common.h) is the CUDA branch
-                if decided.is_none() && name != "else" && later_branch_taken(src, end + 1, &scope) {
+                if decided.is_none() && could_keep && later_branch_taken(src, end + 1, &scope) {
                     return Some(false);
                 }
                 if decided.is_none() && name != "ifndef" && name != "elifndef" {
@@ -252,32 +260,35 @@ fn strip_comments(text: &str) -> String {
 
 /// The text of a branch starting at `from`: up to its group's next `#elif`/`#else`/`#endif`.
 fn branch_body(src: &str, from: usize) -> &str {
-    let b = src.as_bytes();
-    let mut depth = 0usize;
-    let mut pos = from;
-    let mut in_comment = false;
-    while pos < b.len() {
-        let end = logical_line_end(b, pos);
-        let starts_in_comment = in_comment;
-        in_comment = comment_state_after(&b[pos..end], in_comment);
-        if !starts_in_comment {
-            match directive(&src[pos..end]).map(|d| d.0) {
-                Some("if" | "ifdef" | "ifndef") => depth += 1,
-                Some("endif") if depth > 0 => depth -= 1,
-                Some("elif" | "elifdef" | "elifndef" | "else" | "endif") if depth == 0 => {
-                    return &src[from..pos];
-                }
-                _ => {}
-            }
-        }
-        pos = end + 1;
-    }
-    &src[from.min(src.len())..]
+    let mut end = src.len();
+    group_directives(src, from, |pos, _, _| {
+        end = pos;
+        true
+    });
+    &src[from.min(end)..end]
 }
 
 /// Whether a later `#elif`/`#elifdef`/`#elifndef` of the group whose branch starts at `from`
 /// is known to be taken.
 fn later_branch_taken(src: &str, from: usize, scope: &Scope) -> bool {
+    let mut taken = false;
+    group_directives(src, from, |_, name, cond| {
+        let named = || first_ident(cond).and_then(|n| scope.is_defined(n));
+        taken = match name {
+            "elif" => evaluate(cond, scope) == Some(true),
+            "elifdef" => named() == Some(true),
+            "elifndef" => named() == Some(false),
+            _ => false,
+        };
+        taken
+    });
+    taken
+}
+
+/// Calls `visit(position, directive, condition)` for the directives that continue or close
+/// the group whose branch starts at `from` (`#elif...`, `#else`, `#endif`, skipping nested
+/// groups), in order, until it returns true or the group ends.
+fn group_directives(src: &str, from: usize, mut visit: impl FnMut(usize, &str, &str) -> bool) {
     let b = src.as_bytes();
     let mut depth = 0usize;
     let mut pos = from;
@@ -288,21 +299,20 @@ fn later_branch_taken(src: &str, from: usize, scope: &Scope) -> bool {
         in_comment = comment_state_after(&b[pos..end], in_comment);
         if !starts_in_comment {
             if let Some((name, cond)) = directive(&src[pos..end]) {
-                let named = || first_ident(&cond).and_then(|n| scope.is_defined(n));
                 match name {
                     "if" | "ifdef" | "ifndef" => depth += 1,
                     "endif" if depth > 0 => depth -= 1,
-                    "endif" => return false,
-                    "elif" if depth == 0 && evaluate(&cond, scope) == Some(true) => return true,
-                    "elifdef" if depth == 0 && named() == Some(true) => return true,
-                    "elifndef" if depth == 0 && named() == Some(false) => return true,
+                    "elif" | "elifdef" | "elifndef" | "else" | "endif"
+                        if depth == 0 && (visit(pos, name, &cond) || name == "endif") =>
+                    {
+                        return;
+                    }
                     _ => {}
                 }
             }
         }
         pos = end + 1;
     }
-    false
 }
 
 /// Whether `name` appears in `body` other than as the name a directive defines or tests.

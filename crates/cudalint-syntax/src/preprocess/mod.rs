@@ -107,6 +107,11 @@ impl Defines {
         self.user.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
+    /// Every name these define or undefine.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.user.keys().chain(&self.undefined).map(String::as_str)
+    }
+
     pub fn is_empty(&self) -> bool {
         self.user.is_empty() && self.undefined.is_empty()
     }
