@@ -1,0 +1,325 @@
+//! Calls: memory intrinsics (`__ldg`, `atomicAdd`), built-in arithmetic, function-like
+//! macros, `__device__` functions inlined at their call site (overloads, template arguments,
+//! member functions of template structs) and `SharedMemory<T>()`. Cooperative groups and
+//! warp intrinsics are `groups.rs`.
+
+use super::{
+    expr::cast_int,
+    place::{index_of, strip_addr},
+    AccessOp, Frame, KernelRun, Ptr, Space, Val, MAX_CALL_DEPTH,
+};
+use crate::sym::{self, Op, Var};
+use crate::types;
+use cudalint_syntax::{Expr, Function, Span, TemplateArg, TypeRef};
+use std::rc::Rc;
+
+impl KernelRun<'_> {
+    pub(super) fn call(
+        &mut self,
+        callee: &str,
+        targs: &[TemplateArg],
+        args: &[Expr],
+        span: Span,
+    ) -> Val {
+        let name = callee.rsplit("::").next().unwrap_or(callee);
+        if let Some(kind) = memory_intrinsic(name) {
+            let Some(first) = args.first() else {
+                return Val::Unknown("intrinsic without arguments".into());
+            };
+            let target = self.rvalue(first);
+            for a in &args[1..] {
+                self.rvalue(a);
+            }
+            if let Val::Ptr(p) = target {
+                let place = self.index_ptr(p, sym::konst(0));
+                let place_span = first.span;
+                let idx = index_of(strip_addr(first));
+                self.record(&place, place_span, kind, idx);
+                return match kind {
+                    AccessOp::Store => Val::Unknown("void".into()),
+                    _ => self.loaded_value(&place),
+                };
+            }
+            return Val::Unknown(format!("`{name}` on something that is not a pointer").into());
+        }
+        match name {
+            "min" | "max" | "umin" | "umax" | "imin" | "imax" | "llmin" | "llmax" | "ullmin"
+            | "ullmax"
+                if args.len() == 2 =>
+            {
+                let a = self.rvalue(&args[0]).sym();
+                let b = self.rvalue(&args[1]).sym();
+                let op = if name.ends_with("min") {
+                    Op::Min
+                } else {
+                    Op::Max
+                };
+                return Val::Int(sym::bin(op, a, b));
+            }
+            "__mul24" | "__umul24" if args.len() == 2 => {
+                let a = self.rvalue(&args[0]).sym();
+                let b = self.rvalue(&args[1]).sym();
+                return Val::Int(sym::mul(a, b));
+            }
+            "dim3" => return self.dim3_from(args),
+            "__syncthreads"
+            | "__syncwarp"
+            | "__threadfence"
+            | "__threadfence_block"
+            | "printf"
+            | "assert" => {
+                // other threads' writes become visible: nothing is known to be in registers
+                self.in_registers.clear();
+                for a in args {
+                    self.rvalue(a);
+                }
+                return Val::Unknown("void".into());
+            }
+            "__lane_id" | "laneid" => return Val::Int(sym::var(Var::LaneId)),
+            "__builtin_assume_aligned" if !args.is_empty() => {
+                for a in &args[1..] {
+                    self.rvalue(a);
+                }
+                return self.rvalue(&args[0]);
+            }
+            _ => {}
+        }
+        // a functional cast, `int64_t(i) * ne00` (llama.cpp): the argument, converted
+        if args.len() == 1 && targs.is_empty() {
+            let ty = self.through_typedefs(callee);
+            if types::builtin(&ty).is_some() && types::vector_width(&ty).is_none() {
+                return match self.rvalue(&args[0]) {
+                    Val::Int(s) => Val::Int(cast_int(&ty, s)),
+                    other => other,
+                };
+            }
+        }
+        let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+        if let Some(v) = self.cooperative_groups(name, targs, span) {
+            return v;
+        }
+        if name.starts_with("__shfl")
+            || name.starts_with("__ballot")
+            || name.starts_with("__any")
+            || name.starts_with("__all")
+        {
+            return Val::Int(sym::data(format!("result of `{name}`")));
+        }
+        // `make_uint4(a, b, c, d)`
+        if let Some(w) = name.strip_prefix("make_").and_then(types::vector_width) {
+            if argv.len() == w && w > 1 {
+                return Val::Vector(argv.iter().map(Val::sym).collect::<Vec<_>>().into());
+            }
+        }
+        // texture and surface reads: values from memory, through the texture path
+        if [
+            "tex1D",
+            "tex2D",
+            "tex3D",
+            "texCubemap",
+            "surf1Dread",
+            "surf2Dread",
+            "surf3Dread",
+        ]
+        .iter()
+        .any(|p| name.starts_with(p))
+        {
+            return Val::Int(sym::data(format!("value fetched by `{name}`")));
+        }
+        // function-like macro
+        let file = self.file();
+        if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
+            let (Some(params), Some(body)) = (&def.params, &def.body) else {
+                return Val::Unknown(format!("macro `{name}` is not an expression").into());
+            };
+            if self.macro_depth > 32 {
+                return Val::Unknown("macro expansion too deep".into());
+            }
+            self.macro_depth += 1;
+            self.scopes.push(
+                params
+                    .iter()
+                    .map(|p| (Rc::from(p.as_str()), Val::Unknown("".into())))
+                    .collect(),
+            );
+            for (p, v) in params.iter().zip(argv) {
+                self.assign_local(p, v);
+            }
+            let saved = self.site_override;
+            self.site_override = Some(saved.unwrap_or((file, span)));
+            let v = self.rvalue(body);
+            self.site_override = saved;
+            self.scopes.pop();
+            self.macro_depth -= 1;
+            return v;
+        }
+        // __device__ function defined in the project; `tile_B::get_i(l)` is a static member
+        // function of the struct the qualifier names (through its typedef), and an unqualified
+        // call never names a member function
+        let owner = callee
+            .rsplit_once("::")
+            .map(|(q, _)| self.through_typedefs(q.trim()));
+        let owner_base = owner
+            .as_deref()
+            .and_then(|o| self.struct_instance(o))
+            .map(|(def, _)| def);
+        let candidates = self.project.device_functions(name, args.len(), file);
+        let of_owner = |f: &Function| f.owner.is_some() && f.owner == owner_base;
+        let candidates: Vec<_> = if candidates.iter().any(|(_, f)| of_owner(f)) {
+            candidates
+                .into_iter()
+                .filter(|(_, f)| of_owner(f))
+                .collect()
+        } else {
+            candidates
+                .into_iter()
+                .filter(|(_, f)| f.owner.is_none())
+                .collect()
+        };
+        if let Some((fi, f)) = pick_overload(&candidates, &argv) {
+            if self.frames.len() > MAX_CALL_DEPTH {
+                return Val::Unknown(
+                    format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
+                );
+            }
+            // the struct's template parameters come first, bound to the arguments its type
+            // names; then the function's own
+            let mut template = Vec::new();
+            let mut own = &f.template_params[..];
+            let member_of = f.owner.as_ref().and(owner.clone());
+            if let (Some(fo), Some(full)) = (&f.owner, &member_of) {
+                let count = self
+                    .types()
+                    .iter()
+                    .find_map(|m| m.structs.iter().find(|s| s.name == *fo))
+                    .map_or(0, |s| s.template_params.len())
+                    .min(own.len());
+                let binds = self
+                    .struct_instance(full)
+                    .map(|(_, b)| b)
+                    .unwrap_or_default();
+                for p in &own[..count] {
+                    if let Some((_, a)) = binds.iter().find(|(n, _)| *n == p.name) {
+                        let arg = self.template_arg_text(a);
+                        template.push((p.name.clone(), arg));
+                    }
+                }
+                own = &own[count..];
+            }
+            // evaluated here, in the caller's frame: `g<N>` inside `k<N>` means the caller's N
+            for (p, a) in own.iter().zip(targs.iter()) {
+                let arg = self.template_arg(a, p.is_type);
+                template.push((p.name.clone(), arg));
+            }
+            self.frames.push(Frame {
+                scope_base: self.scopes.len(),
+                file: fi,
+                ret: None,
+                template,
+                owner: member_of,
+            });
+            self.scopes.push(Vec::new());
+            for (p, v) in f.params.iter().zip(argv) {
+                let v = match v {
+                    Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
+                        let mut elem = self.resolve_type(&p.ty);
+                        elem.pointer_depth -= 1;
+                        if ptr.dims.is_empty()
+                            && !f.template_params.iter().any(|t| t.name == p.ty.name)
+                        {
+                            ptr.elem = elem;
+                        }
+                        Val::Ptr(ptr)
+                    }
+                    v => v,
+                };
+                self.declare(&p.name, v);
+            }
+            if let Some(body) = &f.body {
+                self.stmts(body);
+            }
+            let frame = self.frames.pop();
+            self.scopes
+                .truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));
+            return frame
+                .and_then(|f| f.ret)
+                .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into()));
+        }
+        if argv
+            .iter()
+            .all(|v| matches!(v, Val::Int(s) if s.as_const().is_some()))
+            && name == "abs"
+        {
+            if let Some(Val::Int(s)) = argv.first() {
+                return Val::Int(sym::konst(s.as_const().unwrap_or(0).abs()));
+            }
+        }
+        // `SharedMemory<T>()`: an object whose conversion operator hands out the block's
+        // dynamic shared memory (cuda-samples' reductions)
+        let bare = callee.split('<').next().unwrap_or(callee).trim();
+        let shared = self.types().iter().find_map(|f| {
+            f.structs
+                .iter()
+                .find(|s| s.name == bare)
+                .and_then(|s| s.extern_shared.clone())
+        });
+        if let Some(array) = shared {
+            let elem = match targs.first() {
+                Some(TemplateArg::Type(t)) => self.resolve_type(t),
+                _ => TypeRef::named("int"),
+            };
+            return Val::Ptr(Ptr {
+                space: Space::Shared,
+                base: array.as_str().into(),
+                offset: sym::konst(0),
+                elem,
+                dims: Rc::from(Vec::new()),
+                decl: None,
+                path: None,
+            });
+        }
+        // a call cudalint cannot see into may write memory
+        self.in_registers.clear();
+        Val::Unknown(format!("result of `{name}`").into())
+    }
+}
+
+/// The overload whose pointer parameters best match the arguments' element types (template
+/// type parameters match anything); the nearest definition on a tie.
+fn pick_overload<'a>(
+    candidates: &[(usize, &'a Function)],
+    args: &[Val],
+) -> Option<(usize, &'a Function)> {
+    let score = |f: &Function| -> i32 {
+        let mut s = 0;
+        for (p, a) in f.params.iter().zip(args) {
+            let generic = f.template_params.iter().any(|t| t.name == p.ty.name);
+            match (p.ty.pointer_depth > 0, a) {
+                (true, Val::Ptr(ptr)) if generic || ptr.elem.name == p.ty.name => s += 2,
+                (true, Val::Ptr(_)) => s -= 3,
+                (true, Val::Int(_)) | (false, Val::Ptr(_)) => s -= 3,
+                _ => {}
+            }
+        }
+        s
+    };
+    let mut best: Option<((usize, &'a Function), i32)> = None;
+    for &c in candidates {
+        let sc = score(c.1);
+        if best.as_ref().is_none_or(|(_, b)| sc > *b) {
+            best = Some((c, sc));
+        }
+    }
+    best.map(|(c, _)| c)
+}
+
+fn memory_intrinsic(name: &str) -> Option<AccessOp> {
+    if name.starts_with("atomic") {
+        return Some(AccessOp::Atomic);
+    }
+    match name {
+        "__ldg" | "__ldcs" | "__ldcg" | "__ldca" | "__ldlu" | "__ldcv" => Some(AccessOp::Load),
+        "__stcs" | "__stcg" | "__stwb" | "__stwt" => Some(AccessOp::Store),
+        _ => None,
+    }
+}

@@ -1,0 +1,286 @@
+//! Rvalues: what an expression evaluates to (an integer symbol, a pointer, a dim3, a vector,
+//! a struct), with arithmetic on pointers and integer casts. Loads and stores of memory
+//! places are `place.rs`; calls are `call.rs`; names are `names.rs`.
+
+use super::{unreachable_val, KernelRun, Ptr, Val};
+use crate::sym::{self, Sym, UnaryOp};
+use crate::types;
+use cudalint_syntax::{BinOp, Expr, ExprKind, TypeRef, UnOp};
+use std::rc::Rc;
+
+impl KernelRun<'_> {
+    /// Evaluates without recording accesses (bounds, steps, sizes).
+    pub(super) fn pure_rvalue(&mut self, e: &Expr) -> Val {
+        let n = self.accesses.len();
+        let v = self.rvalue(e);
+        self.accesses.truncate(n);
+        v
+    }
+
+    pub(super) fn rvalue(&mut self, e: &Expr) -> Val {
+        // substitution (macros, helpers, template arguments) can nest deeper than the syntax
+        if self.eval_depth > 400 {
+            return Val::Unknown("expression nested too deeply to evaluate".into());
+        }
+        self.eval_depth += 1;
+        let v = self.rvalue_inner(e);
+        self.eval_depth -= 1;
+        v
+    }
+
+    fn rvalue_inner(&mut self, e: &Expr) -> Val {
+        match &e.kind {
+            ExprKind::Int(v) => Val::Int(sym::konst(*v)),
+            ExprKind::Bool(b) => Val::Int(sym::konst(*b as i64)),
+            ExprKind::Float => Val::Unknown("floating-point value".into()),
+            ExprKind::Str => Val::Unknown("string".into()),
+            ExprKind::Ident(name) => self.lookup(name, e.span),
+            ExprKind::Field { base, field, arrow } => {
+                if !*arrow {
+                    if let Some(v) = self.value_field(base, field) {
+                        return v;
+                    }
+                }
+                match self.place(e) {
+                    Some(p) => self.load(p, e),
+                    None => Val::Unknown(format!("member `{field}`").into()),
+                }
+            }
+            ExprKind::Index { .. }
+            | ExprKind::Unary {
+                op: UnOp::Deref, ..
+            } => match self.place(e) {
+                Some(p) if p.subarray => Val::Ptr(p.ptr),
+                Some(p) => self.load(p, e),
+                None => {
+                    Val::Unknown("subscript of something that is not an array or pointer".into())
+                }
+            },
+            ExprKind::Unary { op, arg } => match op {
+                UnOp::AddrOf => match self.place(arg) {
+                    Some(p) => Val::Ptr(p.ptr),
+                    None => Val::Unknown("address of a local variable".into()),
+                },
+                UnOp::Neg => Val::Int(sym::un(UnaryOp::Neg, self.rvalue(arg).sym())),
+                UnOp::Plus => self.rvalue(arg),
+                UnOp::Not => Val::Int(sym::un(UnaryOp::Not, self.rvalue(arg).sym())),
+                UnOp::BitNot => Val::Int(sym::un(UnaryOp::BitNot, self.rvalue(arg).sym())),
+                UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
+                    let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
+                        1
+                    } else {
+                        -1
+                    };
+                    self.update(
+                        arg,
+                        BinOp::Add,
+                        Val::Int(sym::konst(delta)),
+                        matches!(op, UnOp::PostInc | UnOp::PostDec),
+                    )
+                }
+                UnOp::Deref => unreachable_val(),
+            },
+            ExprKind::Binary { op, lhs, rhs } => {
+                let a = self.rvalue(lhs);
+                let b = self.rvalue(rhs);
+                self.arith(*op, a, b)
+            }
+            ExprKind::Assign { op, lhs, rhs } => {
+                let v = self.rvalue(rhs);
+                match op {
+                    None => self.store(lhs, v.clone()),
+                    Some(op) => {
+                        self.update(lhs, *op, v.clone(), false);
+                    }
+                }
+                v
+            }
+            ExprKind::Cond { cond, then, els } => {
+                let c = self.rvalue(cond).sym();
+                let saved = self.mask.clone();
+                let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
+                if maskable {
+                    self.mask = sym::and(saved.clone(), c.clone());
+                }
+                let a = self.rvalue(then);
+                if maskable {
+                    self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
+                }
+                let b = self.rvalue(els);
+                self.mask = saved;
+                match (a, b) {
+                    (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
+                    (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
+                        p.offset = sym::select(c, p.offset, q.offset);
+                        Val::Ptr(p)
+                    }
+                    (Val::Ptr(p), _) | (_, Val::Ptr(p)) if c.as_const().is_some() => Val::Ptr(p),
+                    _ => Val::Unknown("conditional with arms of different kinds".into()),
+                }
+            }
+            ExprKind::Call {
+                callee,
+                template_args,
+                args,
+            } => self.call(callee, template_args, args, e.span),
+            ExprKind::Cast { ty, arg } => {
+                let ty = self.resolve_type(ty);
+                let v = self.rvalue(arg);
+                match v {
+                    Val::Ptr(mut p) if ty.pointer_depth > 0 => {
+                        let mut elem = ty;
+                        elem.pointer_depth -= 1;
+                        p.elem = elem;
+                        p.dims = Rc::from(Vec::new());
+                        p.path = None;
+                        Val::Ptr(p)
+                    }
+                    Val::Int(s) if ty.pointer_depth == 0 => Val::Int(cast_int(&ty.name, s)),
+                    other => other,
+                }
+            }
+            ExprKind::SizeofType(t) => match self.layout_of(t) {
+                Some(l) => Val::Int(sym::konst(l.size)),
+                None => Val::Unknown(format!("sizeof({})", t.name).into()),
+            },
+            ExprKind::SizeofExpr(inner) => match &inner.kind {
+                ExprKind::Ident(n) => {
+                    let t = TypeRef::named(n);
+                    match self.layout_of(&t) {
+                        Some(l) => Val::Int(sym::konst(l.size)),
+                        None => Val::Unknown("sizeof expression".into()),
+                    }
+                }
+                _ => Val::Unknown("sizeof expression".into()),
+            },
+            ExprKind::Comma(a, b) => {
+                self.rvalue(a);
+                self.rvalue(b)
+            }
+            ExprKind::Init(items) => {
+                for i in items {
+                    self.rvalue(i);
+                }
+                Val::Unknown("initializer list".into())
+            }
+            ExprKind::Unsupported(what) => {
+                Val::Unknown(format!("unsupported syntax: {what}").into())
+            }
+        }
+    }
+
+    /// Member of a value that is not in memory: `threadIdx.x`, a dim3 local, a struct parameter.
+    fn value_field(&mut self, base: &Expr, field: &str) -> Option<Val> {
+        let is_place = matches!(
+            base.kind,
+            ExprKind::Index { .. }
+                | ExprKind::Unary {
+                    op: UnOp::Deref,
+                    ..
+                }
+                | ExprKind::Field { arrow: true, .. }
+        );
+        if is_place {
+            return None;
+        }
+        if let ExprKind::Field {
+            base: inner,
+            arrow: false,
+            ..
+        } = &base.kind
+        {
+            if matches!(inner.kind, ExprKind::Index { .. }) {
+                return None;
+            }
+        }
+        let v = self.rvalue(base);
+        Some(match v {
+            Val::Vector(c) => match ["x", "y", "z", "w"].iter().position(|f| *f == field) {
+                Some(k) if k < c.len() => Val::Int(c[k].clone()),
+                _ => Val::Unknown(format!("vector member `{field}`").into()),
+            },
+            Val::Dim3(c) => match field {
+                "x" => Val::Int(c[0].clone()),
+                "y" => Val::Int(c[1].clone()),
+                "z" => Val::Int(c[2].clone()),
+                _ => Val::Unknown(format!("dim3 member `{field}`").into()),
+            },
+            Val::Aggregate { name, ty } => {
+                let full = format!("{name}.{field}");
+                match types::field(&ty.name, field, self.types()) {
+                    Some((_, _, fty)) if fty.pointer_depth > 0 => {
+                        let mut elem = fty.clone();
+                        elem.pointer_depth -= 1;
+                        Val::Ptr(Ptr::global(full.as_str(), elem, None))
+                    }
+                    Some((_, _, fty)) if types::is_struct(&fty.name, self.types()) => {
+                        Val::Aggregate {
+                            name: full.as_str().into(),
+                            ty: fty,
+                        }
+                    }
+                    _ => Val::Int(self.runtime_var(&full, None)),
+                }
+            }
+            Val::Ptr(_) => return None,
+            Val::Int(s) if s.data => {
+                Val::Int(sym::data(format!("member `{field}` of a loaded value")))
+            }
+            Val::Int(s) if !s.lane_varying && s.unknown_reason().is_none() => {
+                Val::Unknown(format!("member `{field}` of a scalar").into())
+            }
+            _ => Val::Unknown(format!("member `{field}` of a local value").into()),
+        })
+    }
+
+    pub(super) fn arith(&mut self, op: BinOp, a: Val, b: Val) -> Val {
+        match (a, b) {
+            (Val::Ptr(mut p), Val::Int(i)) if matches!(op, BinOp::Add | BinOp::Sub) => {
+                let size = self.ptr_stride(&p);
+                let i = if op == BinOp::Sub {
+                    sym::un(UnaryOp::Neg, i)
+                } else {
+                    i
+                };
+                p.offset = sym::add(p.offset, sym::mul(i, sym::konst(size)));
+                p.path = None;
+                if !p.dims.is_empty() {
+                    p.dims = Rc::from(Vec::new());
+                }
+                Val::Ptr(p)
+            }
+            (Val::Int(i), Val::Ptr(mut p)) if op == BinOp::Add => {
+                let size = self.ptr_stride(&p);
+                p.offset = sym::add(p.offset, sym::mul(i, sym::konst(size)));
+                p.path = None;
+                Val::Ptr(p)
+            }
+            (Val::Ptr(p), Val::Ptr(q)) if op == BinOp::Sub && p.base == q.base => {
+                let size = self.ptr_stride(&p).max(1);
+                Val::Int(sym::binop(
+                    BinOp::Div,
+                    sym::binop(BinOp::Sub, p.offset, q.offset),
+                    sym::konst(size),
+                ))
+            }
+            (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
+            (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
+        }
+    }
+
+    fn ptr_stride(&self, p: &Ptr) -> i64 {
+        let elem = self.layout_of(&p.elem).map(|l| l.size).unwrap_or(4);
+        elem * p.dims.iter().product::<i64>().max(1)
+    }
+}
+
+/// Integer casts that narrow: `(char)x` keeps the low byte. Wider or same-width casts are identity.
+pub(super) fn cast_int(ty: &str, s: Sym) -> Sym {
+    match ty {
+        "char" | "signed char" | "int8_t" => s,
+        "unsigned char" | "uint8_t" => sym::binop(BinOp::BitAnd, s, sym::konst(0xff)),
+        "unsigned short" | "uint16_t" => sym::binop(BinOp::BitAnd, s, sym::konst(0xffff)),
+        "float" | "double" | "half" | "__half" => sym::unknown("floating-point value"),
+        _ => s,
+    }
+}

@@ -1,0 +1,98 @@
+//! Cooperative groups (`this_thread_block`, `tiled_partition<N>`, `this_grid` and their rank
+//! and size methods) in terms of threadIdx and the block shape, and warp-wide intrinsics
+//! whose results are data (`__shfl_*`, `__ballot_sync`). Other calls are `call.rs`.
+
+use super::{KernelRun, Val};
+use crate::sym::{self, Sym, Var};
+use cudalint_syntax::{BinOp, Span, TemplateArg};
+
+impl KernelRun<'_> {
+    /// `cg::this_thread_block()`, `cg::tiled_partition<32>(block)`, `cg::this_grid()`, and the
+    /// rank and size methods of those groups, in terms of threadIdx and the block shape.
+    pub(super) fn cooperative_groups(
+        &mut self,
+        name: &str,
+        targs: &[TemplateArg],
+        span: Span,
+    ) -> Option<Val> {
+        let (base, angle) = match name.split_once('<') {
+            Some((b, rest)) => (b, rest.trim_end_matches('>').trim().parse::<i64>().ok()),
+            None => (name, None),
+        };
+        match base {
+            "this_thread_block" => return Some(Val::Group(0)),
+            "this_grid" => return Some(Val::Group(-1)),
+            "tiled_partition" => {
+                let n = angle.or_else(|| match targs.first() {
+                    Some(TemplateArg::Expr(e)) => self.pure_rvalue(e).sym().as_const(),
+                    _ => None,
+                });
+                return Some(match n {
+                    Some(n) if n > 0 => Val::Group(n),
+                    _ => Val::Unknown("a tiled_partition of run-time size".into()),
+                });
+            }
+            _ => {}
+        }
+        let (object, method) = name.rsplit_once('.')?;
+        let Val::Group(g) = self.lookup(object, span) else {
+            return None;
+        };
+        let d = |v| sym::var(v);
+        let linear = linear3(
+            [Var::Tid(0), Var::Tid(1), Var::Tid(2)],
+            [Var::BlockDim(0), Var::BlockDim(1)],
+        );
+        let threads = sym::mul(
+            d(Var::BlockDim(0)),
+            sym::mul(d(Var::BlockDim(1)), d(Var::BlockDim(2))),
+        );
+        let block_linear = linear3(
+            [Var::BlockIdx(0), Var::BlockIdx(1), Var::BlockIdx(2)],
+            [Var::GridDim(0), Var::GridDim(1)],
+        );
+        let int = |s| Some(Val::Int(s));
+        match (method, g) {
+            ("thread_rank", 0) => int(linear),
+            ("thread_rank", -1) => int(sym::add(sym::mul(block_linear, threads), linear)),
+            ("thread_rank", n) => int(sym::binop(BinOp::Rem, linear, sym::konst(n))),
+            ("meta_group_rank", n) if n > 0 => int(sym::binop(BinOp::Div, linear, sym::konst(n))),
+            ("meta_group_size", n) if n > 0 => int(sym::binop(BinOp::Div, threads, sym::konst(n))),
+            ("size" | "num_threads", 0) => int(threads),
+            ("size" | "num_threads", -1) => {
+                let blocks = sym::mul(
+                    d(Var::GridDim(0)),
+                    sym::mul(d(Var::GridDim(1)), d(Var::GridDim(2))),
+                );
+                int(sym::mul(blocks, threads))
+            }
+            ("size" | "num_threads", n) if n > 0 => int(sym::konst(n)),
+            ("group_index", _) => Some(self.lookup("blockIdx", span)),
+            ("thread_index", _) => Some(self.lookup("threadIdx", span)),
+            ("group_dim" | "dim_threads", _) => Some(self.lookup("blockDim", span)),
+            ("sync", _) => Some(Val::Unknown("void".into())),
+            (m, _)
+                if m.starts_with("shfl")
+                    || m.starts_with("ballot")
+                    || m.starts_with("any")
+                    || m.starts_with("all") =>
+            {
+                Some(Val::Int(sym::data(format!("result of `{name}`"))))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Row-major linear index `x + dx * (y + dy * z)`: a thread's rank in its block, a block's in
+/// the grid.
+fn linear3(xyz: [Var; 3], dims: [Var; 2]) -> Sym {
+    let v = sym::var;
+    sym::add(
+        v(xyz[0]),
+        sym::mul(
+            v(dims[0]),
+            sym::add(v(xyz[1]), sym::mul(v(dims[1]), v(xyz[2]))),
+        ),
+    )
+}

@@ -1,0 +1,167 @@
+//! Evaluating a launch site `k<<<grid, block>>>(args)` in its host function: the block and
+//! grid shapes, template arguments (given or deduced from pointer arguments) and constant
+//! arguments, which `run_kernel` then binds.
+
+use super::{Bindings, Frame, KernelRun, Ptr, Val};
+use cudalint_syntax::{Expr, ExprKind, Function, Span, Stmt, TemplateArg};
+
+/// What a launch site pins down, evaluated in its host function.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchValues {
+    pub block: Option<[i64; 3]>,
+    pub grid: Option<[i64; 3]>,
+    pub bindings: Bindings,
+}
+
+impl KernelRun<'_> {
+    /// Evaluates a launch's configuration and arguments with the host function's earlier
+    /// declarations in scope.
+    pub fn eval_launch(
+        &mut self,
+        file: usize,
+        launch: &cudalint_syntax::Launch,
+        kernel: &Function,
+    ) -> LaunchValues {
+        self.frames.push(Frame {
+            scope_base: 0,
+            file,
+            ret: None,
+            template: Vec::new(),
+            owner: None,
+        });
+        self.scopes.push(Vec::new());
+        if let Some(host) = launch
+            .host_fn
+            .and_then(|i| self.files[file].functions.get(i))
+        {
+            // the host function's parameters shadow file-scope names of the same spelling
+            for p in &host.params {
+                // a pointer keeps its element type (template arguments are deduced from it)
+                let v = if p.ty.pointer_depth > 0 {
+                    let mut elem = p.ty.clone();
+                    elem.pointer_depth -= 1;
+                    Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
+                } else {
+                    Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
+                };
+                self.declare(&p.name, v);
+            }
+            let mut stmts = Vec::new();
+            if let Some(body) = &host.body {
+                collect_decls_before(body, launch.span.start, &mut stmts);
+            }
+            for s in stmts {
+                self.stmt(s);
+            }
+        }
+        let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
+            match run.pure_rvalue(e) {
+                Val::Dim3(c) => Some([c[0].as_const()?, c[1].as_const()?, c[2].as_const()?]),
+                Val::Int(s) => Some([s.as_const()?, 1, 1]),
+                _ => None,
+            }
+        };
+        let grid = launch.config.first().and_then(|e| as3(self, e));
+        let block = launch.config.get(1).and_then(|e| as3(self, e));
+        let mut bindings = Bindings::default();
+        for (i, tp) in kernel.template_params.iter().enumerate() {
+            let arg = launch.template_args.get(i).map(|a| match a {
+                TemplateArg::Expr(e) => match self.pure_rvalue(e).sym().as_const() {
+                    Some(v) => TemplateArg::Expr(int_expr(v, e.span)),
+                    None => a.clone(),
+                },
+                TemplateArg::Type(t) if !tp.is_type => {
+                    match self.lookup(&t.name, Span::default()) {
+                        Val::Int(s) if s.as_const().is_some() => {
+                            TemplateArg::Expr(int_expr(s.as_const().unwrap_or(0), Span::default()))
+                        }
+                        _ => a.clone(),
+                    }
+                }
+                TemplateArg::Type(_) => a.clone(),
+            });
+            bindings.template_args.push(arg);
+        }
+        // type parameters the launch does not name are deduced from pointer arguments:
+        // `k<<<g, b>>>(p)` with `__nv_bfloat16* p` for `template <typename Tp> k(Tp* p)`
+        for (ti, tp) in kernel.template_params.iter().enumerate() {
+            if !tp.is_type || bindings.template_args.get(ti).is_some_and(|a| a.is_some()) {
+                continue;
+            }
+            let deduced = kernel.params.iter().zip(&launch.args).find_map(|(p, e)| {
+                if p.ty.name != tp.name || p.ty.pointer_depth == 0 {
+                    return None;
+                }
+                match self.pure_rvalue(e) {
+                    Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
+                        let mut t = ptr.elem.clone();
+                        t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
+                        t.is_const = false;
+                        Some(TemplateArg::Type(t))
+                    }
+                    _ => None,
+                }
+            });
+            if let Some(t) = deduced {
+                while bindings.template_args.len() <= ti {
+                    bindings.template_args.push(None);
+                }
+                bindings.template_args[ti] = Some(t);
+            }
+        }
+        for (i, p) in kernel.params.iter().enumerate() {
+            let v = match launch.args.get(i).map(|e| self.pure_rvalue(e)) {
+                Some(Val::Int(s)) if p.ty.pointer_depth == 0 => s.as_const(),
+                // a null pointer passed for a pointer parameter
+                Some(Val::Int(s)) if s.as_const() == Some(0) => Some(0),
+                _ => None,
+            };
+            bindings.params.push(v);
+        }
+        self.scopes.clear();
+        self.frames.clear();
+        LaunchValues {
+            block,
+            grid,
+            bindings,
+        }
+    }
+}
+
+fn int_expr(v: i64, span: Span) -> Expr {
+    Expr {
+        kind: ExprKind::Int(v),
+        span,
+    }
+}
+
+/// Declarations and expression statements (`block.x = 256;`) that precede a launch, in order.
+fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stmt>) {
+    for s in body {
+        match s {
+            Stmt::Decl(d) if d.span.end <= before => out.push(s),
+            Stmt::Expr(e) if e.span.end <= before && matches!(e.kind, ExprKind::Assign { .. }) => {
+                out.push(s)
+            }
+            Stmt::Block(b) => collect_decls_before(b, before, out),
+            Stmt::For {
+                init, body, span, ..
+            } if span.start < before => {
+                for i in init {
+                    if let Stmt::Decl(d) = i {
+                        if d.span.end <= before {
+                            out.push(i);
+                        }
+                    }
+                }
+                collect_decls_before(body, before, out)
+            }
+            Stmt::If { then, els, .. } => {
+                collect_decls_before(then, before, out);
+                collect_decls_before(els, before, out)
+            }
+            Stmt::While { body, .. } => collect_decls_before(body, before, out),
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! Loops: the induction variables a `for` or `while` steps (`+=`, `<<=`, `*= 2^k`), bound to
+//! `init + iteration * step` so the cost model can sample later iterations, and trip counts
+//! when bound, start and step are constants. The body itself runs through `stmt.rs`.
+
+use super::{KernelRun, LoopInfo, Val};
+use crate::sym::{self, UnaryOp, Var};
+use cudalint_syntax::{BinOp, Expr, ExprKind, Stmt, UnOp};
+
+impl KernelRun<'_> {
+    pub(super) fn run_loop(
+        &mut self,
+        cond: Option<&Expr>,
+        body: &[Stmt],
+        mut steps: Vec<Induction>,
+    ) {
+        for s in body {
+            if let Stmt::Expr(e) = s {
+                collect_inductions(e, &mut steps);
+            }
+        }
+        let id = self.loops.len() as u32;
+        self.loops.push(LoopInfo { trip: None });
+        let iter = sym::var(Var::LoopIter(id));
+        let mut trip_inputs = None;
+        for ind in &steps {
+            let Some(v0) = self.lookup_local(&ind.name).cloned() else {
+                continue;
+            };
+            let step = match &ind.step {
+                StepKind::Add(e, neg) => {
+                    let s = self.pure_rvalue(e).sym();
+                    if *neg {
+                        sym::un(UnaryOp::Neg, s)
+                    } else {
+                        s
+                    }
+                }
+                StepKind::Shift(..) => sym::konst(0),
+            };
+            if step.lane_varying || step.data {
+                continue;
+            }
+            let new = match (&ind.step, v0.clone()) {
+                (StepKind::Add(..), Val::Int(s0)) => {
+                    if trip_inputs.is_none() {
+                        trip_inputs = Some((ind.name.clone(), s0.clone(), step.clone(), None));
+                    }
+                    Val::Int(sym::add(s0, sym::mul(iter.clone(), step)))
+                }
+                (StepKind::Add(..), Val::Ptr(mut p)) => {
+                    let size = self.layout_of(&p.elem).map(|l| l.size).unwrap_or(4);
+                    p.offset = sym::add(
+                        p.offset,
+                        sym::mul(sym::mul(iter.clone(), step), sym::konst(size)),
+                    );
+                    Val::Ptr(p)
+                }
+                (StepKind::Shift(op, k), Val::Int(s0)) => {
+                    if trip_inputs.is_none() {
+                        trip_inputs =
+                            Some((ind.name.clone(), s0.clone(), sym::konst(0), Some((*op, *k))));
+                    }
+                    Val::Int(sym::binop(*op, s0, sym::mul(iter.clone(), sym::konst(*k))))
+                }
+                _ => continue,
+            };
+            self.assign_local(&ind.name, new);
+        }
+        if let (Some(c), Some((name, s0, step, shift))) = (cond, trip_inputs) {
+            self.loops[id as usize].trip =
+                trip_count(c, &name, s0.as_const(), step.as_const(), shift, self);
+        }
+        let saved = self.mask.clone();
+        if let Some(c) = cond {
+            let c = self.rvalue(c).sym();
+            if c.lane_varying && !c.data && c.unknown_reason().is_none() {
+                self.mask = sym::and(saved.clone(), c);
+            }
+        }
+        self.loop_stack.push(id);
+        // iterations after the first do not see the values held before the loop
+        self.in_registers.clear();
+        self.stmts(body);
+        self.in_registers.clear();
+        self.loop_stack.pop();
+        self.mask = saved;
+    }
+}
+
+pub(super) struct Induction {
+    name: String,
+    step: StepKind,
+}
+
+pub(super) enum StepKind {
+    /// `+= e` (or `-= e` when the flag is set)
+    Add(Expr, bool),
+    /// `<<= k` / `>>= k`, and `*= 2^k` / `/= 2^k`: shift by k bits each iteration
+    Shift(BinOp, i64),
+}
+
+pub(super) fn collect_inductions(e: &Expr, out: &mut Vec<Induction>) {
+    let one = || Expr {
+        kind: ExprKind::Int(1),
+        span: e.span,
+    };
+    match &e.kind {
+        ExprKind::Comma(a, b) => {
+            collect_inductions(a, out);
+            collect_inductions(b, out);
+        }
+        ExprKind::Unary { op, arg } => {
+            if let ExprKind::Ident(n) = &arg.kind {
+                let neg = match op {
+                    UnOp::PreInc | UnOp::PostInc => false,
+                    UnOp::PreDec | UnOp::PostDec => true,
+                    _ => return,
+                };
+                push_induction(out, n, StepKind::Add(one(), neg));
+            }
+        }
+        ExprKind::Assign { op, lhs, rhs } => {
+            let ExprKind::Ident(n) = &lhs.kind else {
+                return;
+            };
+            let c = match rhs.kind {
+                ExprKind::Int(v) => Some(v),
+                _ => None,
+            };
+            match (op, c) {
+                (Some(BinOp::Add), _) => {
+                    push_induction(out, n, StepKind::Add((**rhs).clone(), false))
+                }
+                (Some(BinOp::Sub), _) => {
+                    push_induction(out, n, StepKind::Add((**rhs).clone(), true))
+                }
+                (Some(BinOp::Shl), Some(k)) if (1..32).contains(&k) => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shl, k))
+                }
+                (Some(BinOp::Shr), Some(k)) if (1..32).contains(&k) => {
+                    push_induction(out, n, StepKind::Shift(BinOp::Shr, k))
+                }
+                (Some(BinOp::Mul), Some(c)) if c > 1 && c & (c - 1) == 0 => push_induction(
+                    out,
+                    n,
+                    StepKind::Shift(BinOp::Shl, c.trailing_zeros() as i64),
+                ),
+                (Some(BinOp::Div), Some(c)) if c > 1 && c & (c - 1) == 0 => push_induction(
+                    out,
+                    n,
+                    StepKind::Shift(BinOp::Shr, c.trailing_zeros() as i64),
+                ),
+                (None, _) => {
+                    // `i = i + step`
+                    if let ExprKind::Binary {
+                        op: BinOp::Add,
+                        lhs: l,
+                        rhs: r,
+                    } = &rhs.kind
+                    {
+                        if matches!(&l.kind, ExprKind::Ident(x) if x == n) {
+                            push_induction(out, n, StepKind::Add((**r).clone(), false));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        _ => {}
+    }
+}
+
+fn push_induction(out: &mut Vec<Induction>, name: &str, step: StepKind) {
+    if !out.iter().any(|i| i.name == name) {
+        out.push(Induction {
+            name: name.to_string(),
+            step,
+        });
+    }
+}
+
+/// Trip count of `for (v = v0; v <cmp> bound; v += step)` when all three are constants.
+fn trip_count(
+    cond: &Expr,
+    name: &str,
+    v0: Option<i64>,
+    step: Option<i64>,
+    shift: Option<(BinOp, i64)>,
+    run: &mut KernelRun,
+) -> Option<i64> {
+    let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
+        return None;
+    };
+    if !matches!(&lhs.kind, ExprKind::Ident(n) if n == name) {
+        return None;
+    }
+    let bound = run.pure_rvalue(rhs).sym().as_const()?;
+    let v0 = v0?;
+    let mut v = v0;
+    let mut n = 0i64;
+    while n < 4096 {
+        let holds = match op {
+            BinOp::Lt => v < bound,
+            BinOp::Le => v <= bound,
+            BinOp::Gt => v > bound,
+            BinOp::Ge => v >= bound,
+            BinOp::Ne => v != bound,
+            _ => return None,
+        };
+        if !holds {
+            return Some(n);
+        }
+        n += 1;
+        if let Some((op, k)) = shift {
+            let next = if op == BinOp::Shl {
+                v.checked_shl(k as u32)?
+            } else {
+                v >> k
+            };
+            if next == v {
+                return None;
+            }
+            v = next;
+            continue;
+        }
+        let s = step?;
+        if s == 0 {
+            return None;
+        }
+        v += s;
+    }
+    None
+}

@@ -1,0 +1,281 @@
+//! Names: locals, template arguments, the built-in variables (threadIdx, blockDim, ...),
+//! file-scope declarations, object-like macros and `-D` values, and static members of
+//! (template) structs through their typedefs and partial specializations. Calls are `call.rs`.
+
+use super::{is_vector_type, Frame, KernelRun, TArg, Val, MAX_CALL_DEPTH};
+use crate::sym::{self, Var};
+use crate::types;
+use cudalint_syntax::{Span, TemplateArg, TypeRef};
+
+impl KernelRun<'_> {
+    pub(super) fn lookup(&mut self, name: &str, span: Span) -> Val {
+        if let Some(v) = self.lookup_local(name) {
+            return v.clone();
+        }
+        if let Some(fr) = self.frames.last() {
+            if let Some((_, arg)) = fr.template.iter().find(|(n, _)| n == name) {
+                return match arg {
+                    TArg::Val(v) => v.clone(),
+                    TArg::Type(t) => {
+                        Val::Unknown(format!("type `{}` used as a value", t.name).into())
+                    }
+                };
+            }
+        }
+        match name {
+            "warpSize" => return Val::Int(sym::konst(32)),
+            "NULL" => return Val::Int(sym::konst(0)),
+            "threadIdx" => {
+                return Val::Dim3([
+                    sym::var(Var::Tid(0)),
+                    sym::var(Var::Tid(1)),
+                    sym::var(Var::Tid(2)),
+                ])
+            }
+            "blockIdx" => {
+                return Val::Dim3([
+                    sym::var(Var::BlockIdx(0)),
+                    sym::var(Var::BlockIdx(1)),
+                    sym::var(Var::BlockIdx(2)),
+                ])
+            }
+            "blockDim" => {
+                return Val::Dim3([
+                    sym::var(Var::BlockDim(0)),
+                    sym::var(Var::BlockDim(1)),
+                    sym::var(Var::BlockDim(2)),
+                ])
+            }
+            "gridDim" => {
+                return Val::Dim3([
+                    sym::var(Var::GridDim(0)),
+                    sym::var(Var::GridDim(1)),
+                    sym::var(Var::GridDim(2)),
+                ])
+            }
+            _ => {}
+        }
+        // file-scope declarations: the kernel's file first, then the rest of the project
+        let file = self.file();
+        if let Some((fi, d)) = self.project.global(name, file) {
+            let saved = self.frames.last().map(|f| f.file);
+            if let Some(f) = self.frames.last_mut() {
+                f.file = fi;
+            }
+            self.scopes.push(Vec::new());
+            self.decl(d);
+            let v = self.lookup_local(name).cloned();
+            self.scopes.pop();
+            if let (Some(f), Some(s)) = (self.frames.last_mut(), saved) {
+                f.file = s;
+            }
+            if let Some(v) = v {
+                return match v {
+                    // a `__constant__` struct of parameters (rodinia's d_common): its members
+                    // are runtime values like a struct kernel parameter's
+                    Val::Unknown(_)
+                        if d.dims.is_empty()
+                            && d.ty.pointer_depth == 0
+                            && types::is_struct(&d.ty.name, self.types())
+                            && !is_vector_type(&d.ty.name) =>
+                    {
+                        Val::Aggregate {
+                            name: name.into(),
+                            ty: d.ty.clone(),
+                        }
+                    }
+                    Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
+                    v => v,
+                };
+            }
+        }
+        if let Some((_, def)) = self.project.object_macro(name, file) {
+            if self.macro_depth > 32 {
+                return Val::Unknown("macro expansion too deep".into());
+            }
+            return match &def.body {
+                Some(body) => {
+                    self.macro_depth += 1;
+                    let saved = self.site_override;
+                    self.site_override = Some(saved.unwrap_or((file, span)));
+                    let v = self.rvalue(body);
+                    self.site_override = saved;
+                    self.macro_depth -= 1;
+                    v
+                }
+                None => Val::Unknown(format!("macro `{name}` is not an expression").into()),
+            };
+        }
+        if let Some(v) = self.options.macros.get(name) {
+            return Val::Int(sym::konst(*v));
+        }
+        if let Some((ty, member)) = name.rsplit_once("::") {
+            if let Some(v) = self.static_member(ty, member) {
+                return v;
+            }
+        }
+        // in a member function: a static member of its struct (`I` in `tile<I_, J_, T>`)
+        if let Some(owner) = self.frames.last().and_then(|f| f.owner.clone()) {
+            if let Some(v) = self.static_member(&owner, name) {
+                return v;
+            }
+        }
+        Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
+    }
+
+    /// `x128::size`: a static member of a struct, through typedefs, evaluated with the
+    /// struct's template parameters bound to the arguments the type names (`Packed128<floatX>`).
+    fn static_member(&mut self, ty: &str, member: &str) -> Option<Val> {
+        // statics defined through each other (`ne = I * J / 32`) nest frames: bounded
+        if self.frames.len() > MAX_CALL_DEPTH {
+            return None;
+        }
+        let full = self.through_typedefs(ty);
+        let (name, binds) = self.struct_instance(&full)?;
+        let def = self
+            .types()
+            .iter()
+            .find_map(|f| f.structs.iter().find(|s| s.name == name))?;
+        let init = def.statics.iter().find(|(n, _)| n == member)?.1.clone();
+        let mut template = Vec::new();
+        for (p, a) in &binds {
+            let arg = self.template_arg_text(a);
+            template.push((p.clone(), arg));
+        }
+        let file = self.file();
+        self.frames.push(Frame {
+            scope_base: self.scopes.len(),
+            file,
+            ret: None,
+            template,
+            owner: Some(full.clone()),
+        });
+        let v = self.pure_rvalue(&init);
+        self.frames.pop();
+        Some(v)
+    }
+
+    /// The struct definition a type names, and its template parameters bound to the type's
+    /// arguments (as written): a partial specialization whose pattern the arguments fit
+    /// (`tile<I_, J_, half2>` for `tile<16, 4, half2>`, I_ = 16, J_ = 4), else the primary
+    /// template.
+    pub(super) fn struct_instance(&self, full: &str) -> Option<(String, Vec<(String, String)>)> {
+        let (base, args) = split_template(full);
+        let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+        let structs = || self.types().iter().flat_map(|f| f.structs.iter());
+        if !args.is_empty() {
+            for s in structs() {
+                if !s
+                    .name
+                    .strip_prefix(base)
+                    .is_some_and(|r| r.starts_with('<'))
+                {
+                    continue;
+                }
+                let (_, pattern) = split_template(&s.name);
+                if pattern.len() != args.len() {
+                    continue;
+                }
+                let mut binds: Vec<(String, String)> = Vec::new();
+                let fits = pattern.iter().zip(&args).all(|(p, a)| {
+                    if !s.template_params.contains(p) {
+                        return squeeze(p) == squeeze(a);
+                    }
+                    match binds.iter().find(|(n, _)| n == p) {
+                        Some((_, v)) => v == a,
+                        None => {
+                            binds.push((p.clone(), a.clone()));
+                            true
+                        }
+                    }
+                });
+                if fits {
+                    return Some((s.name.clone(), binds));
+                }
+            }
+        }
+        let def = structs().find(|s| s.name == base)?;
+        let binds = def.template_params.iter().cloned().zip(args).collect();
+        Some((def.name.clone(), binds))
+    }
+
+    /// A template argument as a type names it (`16`, `half2` in `tile<16, 8, half2>`; `ncols`
+    /// in `tile<ncols, 8, half2>` inside a template is the caller's `ncols`, and a name with a
+    /// constant value is that value).
+    pub(super) fn template_arg_text(&mut self, a: &str) -> TArg {
+        if let Ok(v) = a.parse::<i64>() {
+            return TArg::Val(Val::Int(sym::konst(v)));
+        }
+        let bound = self
+            .frames
+            .last()
+            .and_then(|f| f.template.iter().find(|(n, _)| n == a))
+            .map(|(_, v)| v.clone());
+        if let Some(v) = bound {
+            return v;
+        }
+        let is_name = a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if is_name && types::builtin(a).is_none() {
+            if let Val::Int(s) = self.lookup(a, Span::default()) {
+                if s.as_const().is_some() {
+                    return TArg::Val(Val::Int(s));
+                }
+            }
+        }
+        TArg::Type(self.resolve_type(&TypeRef::named(a)))
+    }
+
+    /// Whether values of `ty` are objects (structs, template instances), through typedefs.
+    pub(super) fn is_object_type(&self, ty: &TypeRef) -> bool {
+        if ty.pointer_depth > 0 {
+            return false;
+        }
+        let full = self.through_typedefs(&ty.name);
+        let (base, _) = split_template(&full);
+        full.contains('<') || types::is_struct(base, self.types())
+    }
+
+    /// The type a (non-pointer) typedef chain ends at, template arguments bound.
+    pub(super) fn through_typedefs(&self, ty: &str) -> String {
+        let resolved = self.resolve_type(&TypeRef::named(ty));
+        types::through_typedefs(&resolved.name, self.types())
+    }
+
+    /// A template argument as written at a call or launch, evaluated in the current frame.
+    pub(super) fn template_arg(&mut self, a: &TemplateArg, is_type: bool) -> TArg {
+        match a {
+            TemplateArg::Type(t) if is_type => TArg::Type(self.resolve_type(t)),
+            // `k<BLOCK>`: the grammar cannot tell a name from a type
+            TemplateArg::Type(t) => TArg::Val(self.lookup(&t.name, Span::default())),
+            TemplateArg::Expr(e) => TArg::Val(self.pure_rvalue(e)),
+        }
+    }
+}
+
+/// `Packed128<floatX>` as `("Packed128", ["floatX"])` (top-level commas only).
+fn split_template(name: &str) -> (&str, Vec<String>) {
+    let Some((base, rest)) = name.split_once('<') else {
+        return (name.trim(), Vec::new());
+    };
+    let inner = rest.strip_suffix('>').unwrap_or(rest);
+    let mut args = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        args.push(cur.trim().to_string());
+    }
+    (base.trim(), args)
+}

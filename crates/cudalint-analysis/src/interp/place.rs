@@ -1,0 +1,348 @@
+//! Memory places: what an lvalue designates (`a[i]`, `*p`, `s.f`, `p->f`), the byte offset an
+//! index adds, the register-reuse rule (a value this thread already holds is no access), and
+//! the recording of loads, stores and compound updates as accesses.
+
+use super::{
+    opaque_pointer, unknown_pointer, AccessOp, FieldInfo, KernelRun, Place, Ptr, RawAccess,
+    SharedIndex, Space, Val, LOCAL_OBJECT,
+};
+use crate::sym::{self, Sym};
+use crate::types::{self, Layout};
+use cudalint_syntax::{BinOp, Expr, ExprKind, Span, UnOp};
+use std::rc::Rc;
+
+impl KernelRun<'_> {
+    /// The memory place an lvalue expression designates, if it designates one.
+    pub(super) fn place(&mut self, e: &Expr) -> Option<Place> {
+        match &e.kind {
+            ExprKind::Index { base, index } => {
+                let b = self.rvalue(base);
+                let i = self.rvalue(index).sym();
+                let p = match b {
+                    Val::Ptr(p) => p,
+                    Val::Unknown(reason) if reason.ends_with(LOCAL_OBJECT) => {
+                        let mut p = unknown_pointer(&reason);
+                        p.space = Space::Local;
+                        p.offset = sym::konst(0);
+                        p
+                    }
+                    Val::Unknown(reason) if opaque_pointer(&reason) => unknown_pointer(&reason),
+                    _ => return None,
+                };
+                Some(self.index_ptr(p, i))
+            }
+            ExprKind::Unary {
+                op: UnOp::Deref,
+                arg,
+            } => {
+                let Val::Ptr(p) = self.rvalue(arg) else {
+                    return None;
+                };
+                Some(self.index_ptr(p, sym::konst(0)))
+            }
+            ExprKind::Field { base, field, arrow } => {
+                let mut place = if *arrow {
+                    let Val::Ptr(p) = self.rvalue(base) else {
+                        return None;
+                    };
+                    self.index_ptr(p, sym::konst(0))
+                } else {
+                    self.place(base)?
+                };
+                let ty = place.ty.clone();
+                let Some((off, fl, fty)) = types::field(&ty.name, field, self.types()) else {
+                    // an access all the same, of unknown cost: say so rather than drop it
+                    place.ptr.offset = sym::unknown(format!(
+                        "the layout of `{}` is not in the analysed files (member `{field}`)",
+                        ty.name
+                    ));
+                    place.ptr.path = None;
+                    return Some(place);
+                };
+                let (struct_size, struct_align) = self
+                    .layout_of(&ty)
+                    .map(|l| (l.size, l.align))
+                    .unwrap_or((0, 0));
+                place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
+                place.field = Some(FieldInfo {
+                    name: field.clone(),
+                    struct_name: ty.name.clone(),
+                    struct_size,
+                    struct_align,
+                    offset: off + place.field.as_ref().map(|f| f.offset).unwrap_or(0),
+                });
+                place.bytes = fl.size;
+                place.ty = fty;
+                if let Some((idx, dims)) = place.ptr.path.take() {
+                    place.ptr.path = Some((idx, dims));
+                }
+                Some(place)
+            }
+            ExprKind::Ident(_) => {
+                // a pointer variable used as `*p`-less lvalue is not memory
+                None
+            }
+            _ => None,
+        }
+    }
+
+    pub(super) fn index_ptr(&mut self, mut p: Ptr, i: Sym) -> Place {
+        let (elem_layout, assumption) = match self.layout_of(&p.elem) {
+            Some(l) => (l, None),
+            None => (
+                Layout { size: 4, align: 4 },
+                Some(format!(
+                    "size of `{}` unknown; assumed 4 bytes",
+                    p.elem.name
+                )),
+            ),
+        };
+        let inner: i64 = p.dims.iter().product::<i64>().max(1);
+        let stride = inner * elem_layout.size;
+        p.offset = sym::add(p.offset, sym::mul(i.clone(), sym::konst(stride)));
+        if let Some((idx, full)) = &mut p.path {
+            idx.push(i);
+            if idx.len() > full.len() {
+                p.path = None;
+            }
+        }
+        let subarray = !p.dims.is_empty();
+        let bytes = if subarray { stride } else { elem_layout.size };
+        if subarray {
+            p.dims = Rc::from(p.dims[1..].to_vec());
+        }
+        let ty = p.elem.clone();
+        Place {
+            ptr: p,
+            subarray,
+            bytes,
+            ty,
+            field: None,
+            assumption,
+        }
+    }
+
+    /// Whether the value at `place` is already in a register of this thread (loaded or stored
+    /// by it before, with nothing since that could change it), and keeps the register view
+    /// up to date for this access.
+    fn in_register(&mut self, place: &Place, op: AccessOp) -> bool {
+        let p = &place.ptr;
+        if !matches!(p.space, Space::Global | Space::Shared)
+            || p.offset.data
+            || p.offset.unknown_reason().is_some()
+        {
+            return false;
+        }
+        let same = |e: &(Space, Rc<str>, Sym, i64, Sym)| {
+            e.0 == p.space
+                && e.1 == p.base
+                && e.3 == place.bytes
+                && Rc::ptr_eq(&e.4, &self.mask)
+                && sym::same(&e.2, &p.offset)
+        };
+        match op {
+            AccessOp::Load => {
+                if self.in_registers.iter().any(same) {
+                    return true;
+                }
+            }
+            AccessOp::Store | AccessOp::Atomic => {
+                // global pointers may alias each other; shared arrays do not
+                let (space, base) = (p.space, p.base.clone());
+                self.in_registers
+                    .retain(|e| e.0 != space || (space == Space::Shared && e.1 != base));
+                if op == AccessOp::Atomic {
+                    return false;
+                }
+            }
+        }
+        self.in_registers.push((
+            p.space,
+            p.base.clone(),
+            p.offset.clone(),
+            place.bytes,
+            self.mask.clone(),
+        ));
+        if self.in_registers.len() > 64 {
+            self.in_registers.remove(0);
+        }
+        false
+    }
+
+    pub(super) fn record(
+        &mut self,
+        place: &Place,
+        span: Span,
+        op: AccessOp,
+        idx_expr: Option<&Expr>,
+    ) {
+        if self.in_register(place, op) {
+            return;
+        }
+        let lane_term = idx_expr
+            .and_then(|e| self.access_lane_term(e))
+            .map(|s| self.loc(s));
+        let shared_index = match (&place.ptr.path, place.ptr.space) {
+            (Some((idx, dims)), Space::Shared) if idx.len() == dims.len() && !dims.is_empty() => {
+                Some(SharedIndex {
+                    indices: idx.clone(),
+                    dims: dims.to_vec(),
+                    elem_size: self.layout_of(&place.ptr.elem).map(|l| l.size).unwrap_or(4),
+                    field_offset: place.field.as_ref().map(|f| f.offset).unwrap_or(0),
+                })
+            }
+            _ => None,
+        };
+        self.accesses.push(RawAccess {
+            loc: self.loc(span),
+            space: place.ptr.space,
+            op,
+            bytes: place.bytes,
+            elem_type: place.ty.name.clone(),
+            base: place.ptr.base.to_string(),
+            decl: place.ptr.decl,
+            addr: place.ptr.offset.clone(),
+            mask: self.mask.clone(),
+            loops: self.loop_stack.clone(),
+            field: place.field.clone(),
+            shared_index,
+            lane_term,
+            assumptions: place.assumption.iter().cloned().collect(),
+            iter_step: 1,
+        });
+    }
+
+    pub(super) fn load(&mut self, place: Place, e: &Expr) -> Val {
+        self.record(&place, e.span, AccessOp::Load, index_of(e));
+        self.loaded_value(&place)
+    }
+
+    pub(super) fn loaded_value(&mut self, place: &Place) -> Val {
+        let addr = &place.ptr.offset;
+        if place.ty.pointer_depth > 0 {
+            let mut elem = place.ty.clone();
+            elem.pointer_depth -= 1;
+            let offset = if addr.lane_varying {
+                sym::data(format!("pointer loaded from `{}`", place.ptr.base))
+            } else {
+                sym::konst(0)
+            };
+            return Val::Ptr(Ptr {
+                space: Space::Global,
+                base: format!("*{}", place.ptr.base).into(),
+                offset,
+                elem,
+                dims: Rc::from(Vec::new()),
+                decl: None,
+                path: None,
+            });
+        }
+        if addr.lane_varying || addr.data {
+            Val::Int(sym::data(format!(
+                "`{}` read at a lane-dependent index",
+                place.ptr.base
+            )))
+        } else if addr.unknown_reason().is_some() {
+            Val::Unknown(format!("value loaded from `{}`", place.ptr.base).into())
+        } else {
+            let name = format!("{}[...]", place.ptr.base);
+            Val::Int(self.runtime_var(&name, None))
+        }
+    }
+
+    pub(super) fn store(&mut self, lhs: &Expr, v: Val) {
+        // `block.x = 256;` on a dim3 local
+        if let ExprKind::Field {
+            base,
+            field,
+            arrow: false,
+        } = &lhs.kind
+        {
+            if let ExprKind::Ident(name) = &base.kind {
+                if let Some(Val::Vector(c)) = self.lookup_local(name).cloned() {
+                    if let Some(k) = ["x", "y", "z", "w"].iter().position(|f| f == field) {
+                        let mut c = c.to_vec();
+                        if k < c.len() {
+                            c[k] = v.sym();
+                            self.assign_local(name, Val::Vector(c.into()));
+                            return;
+                        }
+                    }
+                }
+                if let Some(Val::Dim3(mut c)) = self.lookup_local(name).cloned() {
+                    let k = match field.as_str() {
+                        "x" => 0,
+                        "y" => 1,
+                        _ => 2,
+                    };
+                    c[k] = v.sym();
+                    self.assign_local(name, Val::Dim3(c));
+                    return;
+                }
+            }
+        }
+        match &lhs.kind {
+            ExprKind::Ident(name) => {
+                if !self.assign_local(name, v.clone()) {
+                    // No local of that name: a declaration the parser misread as an expression
+                    // (`cg::thread_block_tile<16> t = ...` parses as `(a < 16) > (t = ...)`
+                    // after another declaration), or a global; binding it here serves both.
+                    self.declare(name, v);
+                }
+            }
+            _ => {
+                if let Some(p) = self.place(lhs) {
+                    let idx = index_of(lhs);
+                    self.record(&p, lhs.span, AccessOp::Store, idx);
+                }
+            }
+        }
+    }
+
+    /// `x op= v`, `x++`: a read and a write of the same place.
+    pub(super) fn update(&mut self, lhs: &Expr, op: BinOp, v: Val, post: bool) -> Val {
+        match &lhs.kind {
+            ExprKind::Ident(name) => {
+                let old = self.lookup(name, lhs.span);
+                let new = self.arith(op, old.clone(), v);
+                self.assign_local(name, new.clone());
+                if post {
+                    old
+                } else {
+                    new
+                }
+            }
+            _ => match self.place(lhs) {
+                Some(p) => {
+                    let idx = index_of(lhs);
+                    self.record(&p, lhs.span, AccessOp::Load, idx);
+                    self.record(&p, lhs.span, AccessOp::Store, idx);
+                    self.loaded_value(&p)
+                }
+                None => Val::Unknown("update of something that is not a variable or memory".into()),
+            },
+        }
+    }
+}
+
+pub(super) fn strip_addr(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Unary {
+            op: UnOp::AddrOf,
+            arg,
+        } => arg,
+        _ => e,
+    }
+}
+
+/// The access expression whose indices hold the lane-dependent term.
+pub(super) fn index_of(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Index { .. }
+        | ExprKind::Field { .. }
+        | ExprKind::Unary {
+            op: UnOp::Deref, ..
+        } => Some(e),
+        _ => None,
+    }
+}

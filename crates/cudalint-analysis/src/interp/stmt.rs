@@ -1,0 +1,300 @@
+//! Statements: blocks, `if` with lane masks and the merge of what its branches left
+//! different, declarations (arrays, `dim3`, vectors, pointers). Loops hand over to `loops.rs`,
+//! expressions to `expr.rs`.
+
+use super::{loops::collect_inductions, KernelRun, Ptr, Space, Val, LOCAL_OBJECT, MAX_STEPS};
+use crate::sym::{self, Sym, UnaryOp};
+use crate::types;
+use cudalint_syntax::{Decl, Expr, ExprKind, Stmt};
+use std::rc::Rc;
+
+impl KernelRun<'_> {
+    pub(super) fn stmts(&mut self, body: &[Stmt]) {
+        self.scopes.push(Vec::new());
+        for s in body {
+            self.stmt(s);
+            if self.frames.last().is_some_and(|f| f.ret.is_some()) && self.frames.len() > 1 {
+                break;
+            }
+        }
+        self.scopes.pop();
+    }
+
+    pub(super) fn stmt(&mut self, s: &Stmt) {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return;
+        }
+        match s {
+            Stmt::Decl(d) => self.decl(d),
+            Stmt::Expr(e) => {
+                self.rvalue(e);
+            }
+            Stmt::Block(b) => self.stmts(b),
+            Stmt::If { cond, then, els } => {
+                let c = self.rvalue(cond).sym();
+                // a condition known at analysis time (a launch literal, NULL, a template
+                // argument) leaves the other branch dead: its accesses never execute
+                if let Some(v) = c.as_const() {
+                    self.stmts(if v != 0 { then } else { els });
+                    return;
+                }
+                let saved = self.mask.clone();
+                let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
+                if maskable {
+                    self.mask = sym::and(saved.clone(), c.clone());
+                }
+                let before = self.scopes.clone();
+                // what a branch loads or stores is not known to be in registers after it
+                self.in_registers.clear();
+                self.stmts(then);
+                let then_returns = ends_with_return(then);
+                let after_then = std::mem::replace(&mut self.scopes, before.clone());
+                if maskable {
+                    self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
+                }
+                self.in_registers.clear();
+                self.stmts(els);
+                self.in_registers.clear();
+                self.mask = saved;
+                self.merge_branches(&c, &before, &after_then);
+                // `if (i >= n) return;` leaves only the other lanes running
+                if maskable && then_returns && self.frames.len() == 1 {
+                    self.mask = sym::and(self.mask.clone(), sym::un(UnaryOp::Not, c));
+                } else if maskable
+                    && ends_with_return(els)
+                    && !els.is_empty()
+                    && self.frames.len() == 1
+                {
+                    self.mask = sym::and(self.mask.clone(), c);
+                }
+            }
+            Stmt::For {
+                init,
+                cond,
+                update,
+                body,
+                ..
+            } => {
+                self.scopes.push(Vec::new());
+                for s in init {
+                    self.stmt(s);
+                }
+                let mut steps = Vec::new();
+                if let Some(u) = update {
+                    collect_inductions(u, &mut steps);
+                }
+                self.run_loop(cond.as_ref(), body, steps);
+                self.scopes.pop();
+            }
+            Stmt::While {
+                cond,
+                body,
+                do_while,
+            } => {
+                self.scopes.push(Vec::new());
+                let c = if *do_while { None } else { Some(cond) };
+                self.run_loop(c, body, Vec::new());
+                self.scopes.pop();
+            }
+            Stmt::Return(e, _) => {
+                let v = e
+                    .as_ref()
+                    .map(|e| self.rvalue(e))
+                    .unwrap_or(Val::Unknown("void".into()));
+                if self.frames.len() > 1 {
+                    if let Some(f) = self.frames.last_mut() {
+                        if f.ret.is_none() {
+                            f.ret = Some(v);
+                        }
+                    }
+                }
+            }
+            Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
+        }
+    }
+
+    /// After an `if` whose condition is not known: a variable the two branches left different
+    /// holds `cond ? then : else` (per lane for a lane condition, data-dependent for a
+    /// condition read from memory, as in a binary search).
+    fn merge_branches(
+        &mut self,
+        c: &Sym,
+        before: &[Vec<(Rc<str>, Val)>],
+        after_then: &[Vec<(Rc<str>, Val)>],
+    ) {
+        for (si, scope) in before.iter().enumerate() {
+            for bi in 0..scope.len() {
+                let (Some(t), Some(e)) = (
+                    after_then.get(si).and_then(|s| s.get(bi)),
+                    self.scopes.get(si).and_then(|s| s.get(bi)),
+                ) else {
+                    continue;
+                };
+                let merged = match (&t.1, &e.1) {
+                    (Val::Int(x), Val::Int(y)) if Rc::ptr_eq(x, y) => continue,
+                    (Val::Int(x), Val::Int(y)) => {
+                        Val::Int(sym::select(c.clone(), x.clone(), y.clone()))
+                    }
+                    (Val::Ptr(p), Val::Ptr(q))
+                        if Rc::ptr_eq(&p.offset, &q.offset) && p.base == q.base =>
+                    {
+                        continue
+                    }
+                    (Val::Ptr(p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
+                        let mut m = q.clone();
+                        m.offset = sym::select(c.clone(), p.offset.clone(), q.offset.clone());
+                        m.path = None;
+                        Val::Ptr(m)
+                    }
+                    (Val::Ptr(_), Val::Ptr(_)) => {
+                        Val::Unknown("a pointer that differs between branches".into())
+                    }
+                    // assigned on one side only, uninitialised on the other: reading it on the
+                    // other side is undefined, so the assigned value is the one that matters
+                    (v @ (Val::Int(_) | Val::Ptr(_)), Val::Unknown(_)) => v.clone(),
+                    _ => continue,
+                };
+                if let Some(slot) = self.scopes.get_mut(si).and_then(|s| s.get_mut(bi)) {
+                    slot.1 = merged;
+                }
+            }
+        }
+    }
+
+    pub(super) fn decl(&mut self, d: &Decl) {
+        let ty = self.resolve_type(&d.ty);
+        if !d.dims.is_empty() {
+            let dims: Vec<i64> = d
+                .dims
+                .iter()
+                .map(|dim| {
+                    dim.size
+                        .as_ref()
+                        .and_then(|e| self.pure_rvalue(e).sym().as_const())
+                        .unwrap_or(0)
+                })
+                .collect();
+            let space = if d.shared {
+                Space::Shared
+            } else if d.constant {
+                Space::Constant
+            } else {
+                Space::Local
+            };
+            let known = dims.iter().all(|x| *x > 0);
+            let full: Rc<[i64]> = Rc::from(if known { dims.clone() } else { Vec::new() });
+            let inner: Rc<[i64]> = Rc::from(if known && dims.len() > 1 {
+                dims[1..].to_vec()
+            } else {
+                Vec::new()
+            });
+            let v = Val::Ptr(Ptr {
+                space,
+                base: d.name.as_str().into(),
+                offset: sym::konst(0),
+                elem: ty,
+                dims: inner,
+                decl: Some((self.file(), d.span)),
+                path: if known {
+                    Some((Vec::new(), full))
+                } else {
+                    None
+                },
+            });
+            if let Some(init) = &d.init {
+                self.rvalue(init);
+            }
+            self.declare(&d.name, v);
+            return;
+        }
+        let v = if ty.name == "dim3" && ty.pointer_depth == 0 {
+            match &d.init {
+                Some(Expr {
+                    kind: ExprKind::Init(args),
+                    ..
+                }) => self.dim3_from(args),
+                Some(Expr {
+                    kind: ExprKind::Call { callee, args, .. },
+                    ..
+                }) if callee == "dim3" => self.dim3_from(args),
+                Some(e) => match self.rvalue(e) {
+                    Val::Int(s) => Val::Dim3([s, sym::konst(1), sym::konst(1)]),
+                    other => other,
+                },
+                None => Val::Dim3([sym::konst(1), sym::konst(1), sym::konst(1)]),
+            }
+        } else {
+            let width = types::vector_width(&ty.name).filter(|_| ty.pointer_depth == 0);
+            match &d.init {
+                Some(Expr {
+                    kind: ExprKind::Init(args),
+                    ..
+                }) if width.is_some_and(|w| args.len() == w && w > 1) => {
+                    let c: Vec<Sym> = args.iter().map(|a| self.rvalue(a).sym()).collect();
+                    Val::Vector(c.into())
+                }
+                Some(Expr {
+                    kind: ExprKind::Init(args),
+                    ..
+                }) if args.len() == 1 && ty.pointer_depth == 0 => self.rvalue(&args[0]),
+                Some(e) => {
+                    let v = self.rvalue(e);
+                    match v {
+                        Val::Ptr(mut p) if ty.pointer_depth > 0 => {
+                            // `const float4* v = (const float4*)p` or an alias of a different type
+                            let mut elem = ty.clone();
+                            elem.pointer_depth -= 1;
+                            if p.dims.is_empty() && elem.name != "auto" {
+                                p.elem = elem;
+                            }
+                            Val::Ptr(p)
+                        }
+                        other => other,
+                    }
+                }
+                // a pointer declared without a value still has its element type (a launch's
+                // template arguments are deduced from it)
+                None if ty.pointer_depth > 0 => {
+                    let mut elem = ty.clone();
+                    elem.pointer_depth -= 1;
+                    Val::Ptr(Ptr {
+                        space: Space::Global,
+                        base: d.name.as_str().into(),
+                        offset: sym::unknown(format!("`{}` is not initialised", d.name)),
+                        elem,
+                        dims: Rc::from(Vec::new()),
+                        decl: Some((self.file(), d.span)),
+                        path: None,
+                    })
+                }
+                None => Val::Unknown(format!("`{}` is not initialised", d.name).into()),
+            }
+        };
+        // `x128 v = load128(p);`: a struct in registers; `v[k]` goes through its operator[]
+        // to its own members, not to memory
+        let v = match v {
+            Val::Unknown(_) if self.is_object_type(&ty) => {
+                Val::Unknown(format!("`{}` {LOCAL_OBJECT}", d.name).into())
+            }
+            v => v,
+        };
+        self.declare(&d.name, v);
+    }
+
+    pub(super) fn dim3_from(&mut self, args: &[Expr]) -> Val {
+        let mut out = [sym::konst(1), sym::konst(1), sym::konst(1)];
+        for (i, a) in args.iter().take(3).enumerate() {
+            out[i] = self.rvalue(a).sym();
+        }
+        Val::Dim3(out)
+    }
+}
+
+fn ends_with_return(body: &[Stmt]) -> bool {
+    match body.last() {
+        Some(Stmt::Return(..)) => true,
+        Some(Stmt::Block(b)) => ends_with_return(b),
+        _ => false,
+    }
+}
