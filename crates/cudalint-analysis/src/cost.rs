@@ -255,57 +255,11 @@ pub fn evaluate_addr(
         }
         return Cost::not_evaluated(Class::Unknown(reason.to_string()));
     }
-    // Warps differ only by translation unless a lane-dependent condition switches some of them
-    // off (`if (tid < d)`): then every warp of the block is sampled, as ncu counts requests.
-    // A bounds check that leaves the first and last warps whole (`if (i < n)`) does not count.
-    let all_warps = a.mask.lane_varying && {
-        let mut per_iteration = false;
-        a.mask
-            .visit_vars(&mut |v| per_iteration |= matches!(v, crate::sym::Var::LoopIter(_)));
-        let threads = shape.block.iter().product::<i64>().max(1);
-        let last = (threads - 1) / WARP as i64;
-        per_iteration
-            || [0, last].iter().any(|&w| {
-                let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &[]);
-                let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, None));
-                let active = *masks
-                    .map
-                    .entry(key)
-                    .or_insert_with(|| active_lanes(&ws, &a.mask));
-                active != ws.active
-            })
+    let all_warps = samples_every_warp(a, shape, runtime, masks);
+    let results = match sample_results(a, addr, shape, runtime, loops, all_warps, masks) {
+        Ok(r) => r,
+        Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
     };
-    let grid = samples(a, shape, loops, all_warps);
-    let probes = probe_samples(&grid);
-    let mut results: Vec<SampleResult> = Vec::with_capacity(grid.len());
-    for &p in &probes {
-        match eval_sample(a, addr, shape, runtime, p, masks) {
-            Ok(Some(r)) => results.push(r),
-            Ok(None) => {}
-            Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
-        }
-    }
-    // Affine addresses only translate from one warp or iteration to the next: if the probes
-    // are full warps translated by whole 128-byte rows (which keep sector and bank counts),
-    // so is the rest of the grid, and the probes stand for it.
-    let shortcut = !addr.data
-        && addr.is_affine()
-        && results.len() == probes.len()
-        && results.iter().all(|r| r.active.iter().all(|x| *x))
-        && results.iter().all(|r| {
-            let shift = r.addrs[0] - results[0].addrs[0];
-            shift.rem_euclid(period(&shape.target)) == 0
-                && (0..WARP).all(|l| r.addrs[l] - results[0].addrs[l] == shift)
-        });
-    if !shortcut {
-        for &g in grid.iter().filter(|g| !probes.contains(g)) {
-            match eval_sample(a, addr, shape, runtime, g, masks) {
-                Ok(Some(r)) => results.push(r),
-                Ok(None) => {}
-                Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
-            }
-        }
-    }
     let Some(first) = results.first() else {
         return Cost::not_evaluated(Class::Unknown(
             "no lane of the sampled warps executes this access".into(),
@@ -317,7 +271,6 @@ pub fn evaluate_addr(
     let varies = results
         .iter()
         .any(|r| (r.cost, r.ideal) != (first.cost, first.ideal));
-    let bytes = a.bytes.max(1);
     if addr.data {
         let src = addr
             .data_source()
@@ -338,10 +291,93 @@ pub fn evaluate_addr(
         .iter()
         .max_by(|x, y| (x.cost / x.ideal.max(1e-9)).total_cmp(&(y.cost / y.ideal.max(1e-9))))
         .unwrap_or(first);
-    let first = shown;
+    let mut out = describe(a, addr, shape, runtime, shown, cost, ideal);
+    out.samples = results.len() as u32;
+    out.varies = varies;
+    out
+}
+
+/// Warps differ only by translation unless a lane-dependent condition switches some of them
+/// off (`if (tid < d)`): then every warp of the block is sampled, as ncu counts requests.
+/// A bounds check that leaves the first and last warps whole (`if (i < n)`) does not count.
+fn samples_every_warp(
+    a: &RawAccess,
+    shape: &Shape,
+    runtime: &[i64],
+    masks: &mut MaskCache,
+) -> bool {
+    if !a.mask.lane_varying {
+        return false;
+    }
+    let mut per_iteration = false;
+    a.mask
+        .visit_vars(&mut |v| per_iteration |= matches!(v, crate::sym::Var::LoopIter(_)));
+    let threads = shape.block.iter().product::<i64>().max(1);
+    let last = (threads - 1) / WARP as i64;
+    per_iteration
+        || [0, last].iter().any(|&w| {
+            let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &[]);
+            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, None));
+            let active = *masks
+                .map
+                .entry(key)
+                .or_insert_with(|| active_lanes(&ws, &a.mask));
+            active != ws.active
+        })
+}
+
+/// The cost of every sample with a lane on: the probes first, then the rest of the grid
+/// unless the probes prove the rest a translation of them.
+fn sample_results(
+    a: &RawAccess,
+    addr: &Sym,
+    shape: &Shape,
+    runtime: &[i64],
+    loops: &[LoopInfo],
+    all_warps: bool,
+    masks: &mut MaskCache,
+) -> Result<Vec<SampleResult>, String> {
+    let grid = samples(a, shape, loops, all_warps);
+    let probes = probe_samples(&grid);
+    let mut results: Vec<SampleResult> = Vec::with_capacity(grid.len());
+    for &p in &probes {
+        results.extend(eval_sample(a, addr, shape, runtime, p, masks)?);
+    }
+    // Affine addresses only translate from one warp or iteration to the next: if the probes
+    // are full warps translated by whole 128-byte rows (which keep sector and bank counts),
+    // so is the rest of the grid, and the probes stand for it.
+    let shortcut = !addr.data
+        && addr.is_affine()
+        && results.len() == probes.len()
+        && results.iter().all(|r| r.active.iter().all(|x| *x))
+        && results.iter().all(|r| {
+            let shift = r.addrs[0] - results[0].addrs[0];
+            shift.rem_euclid(period(&shape.target)) == 0
+                && (0..WARP).all(|l| r.addrs[l] - results[0].addrs[l] == shift)
+        });
+    if !shortcut {
+        for &g in grid.iter().filter(|g| !probes.contains(g)) {
+            results.extend(eval_sample(a, addr, shape, runtime, g, masks)?);
+        }
+    }
+    Ok(results)
+}
+
+/// The figures of an evaluated access, with the lanes, class and address derivatives of the
+/// sample `shown` (what messages and fixes speak of).
+fn describe(
+    a: &RawAccess,
+    addr: &Sym,
+    shape: &Shape,
+    runtime: &[i64],
+    shown: &SampleResult,
+    cost: f64,
+    ideal: f64,
+) -> Cost {
+    let bytes = a.bytes.max(1);
     let lanes: Vec<(u8, i64)> = (0..WARP)
-        .filter(|l| first.active[*l])
-        .map(|l| (l as u8, first.addrs[l]))
+        .filter(|l| shown.active[*l])
+        .map(|l| (l as u8, shown.addrs[l]))
         .collect();
     let class = match classify(&lanes, bytes, cost, ideal) {
         // misalignment is about sectors: a shared access that costs more is a conflict
@@ -351,8 +387,8 @@ pub fn evaluate_addr(
     // How the address moves with threadIdx.x, threadIdx.y and the loop: only the fix
     // suggestions need these, so only wasteful or row-wise accesses pay for them.
     let wasteful = cost > ideal;
-    let d_tx = if shape.block[0] >= 2 && first.active[0] && first.active[1] {
-        Some(first.addrs[1] - first.addrs[0])
+    let d_tx = if shape.block[0] >= 2 && shown.active[0] && shown.active[1] {
+        Some(shown.addrs[1] - shown.addrs[0])
     } else {
         None
     };
@@ -385,8 +421,8 @@ pub fn evaluate_addr(
         d_tx,
         d_ty,
         d_iter,
-        samples: results.len() as u32,
-        varies,
+        samples: 0,
+        varies: false,
     };
     match a.space {
         Space::Shared => {

@@ -1,12 +1,13 @@
 //! Calls: memory intrinsics (`__ldg`, `atomicAdd`), built-in arithmetic, function-like
 //! macros, `__device__` functions inlined at their call site (overloads, template arguments,
-//! member functions of template structs) and `SharedMemory<T>()`. Cooperative groups and
-//! warp intrinsics are `groups.rs`.
+//! member functions of template structs), vector constructors, texture reads and
+//! `SharedMemory<T>()`. Cooperative groups and warp intrinsics are `groups.rs`.
 
 use super::{
     expr::cast_int,
+    groups::warp_intrinsic,
     place::{index_of, strip_addr},
-    AccessOp, Frame, KernelRun, Ptr, Space, Val, MAX_CALL_DEPTH,
+    AccessOp, Frame, KernelRun, Loc, Ptr, Space, TArg, Val, MAX_CALL_DEPTH,
 };
 use crate::sym::{self, Op, Var};
 use crate::types;
@@ -14,6 +15,10 @@ use cudalint_syntax::{Expr, Function, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
+    /// A call, tried family by family in the order the names could clash: memory intrinsics,
+    /// built-ins, functional casts, cooperative groups and warp intrinsics, vector
+    /// constructors and texture reads, function-like macros, `__device__` functions, then
+    /// `SharedMemory<T>()`; anything else is a call cudalint cannot see into.
     pub(super) fn call(
         &mut self,
         callee: &str,
@@ -23,26 +28,76 @@ impl KernelRun<'_> {
     ) -> Val {
         let name = callee.rsplit("::").next().unwrap_or(callee);
         if let Some(kind) = memory_intrinsic(name) {
-            let Some(first) = args.first() else {
-                return Val::Unknown("intrinsic without arguments".into());
-            };
-            let target = self.rvalue(first);
-            for a in &args[1..] {
-                self.rvalue(a);
-            }
-            if let Val::Ptr(p) = target {
-                let place = self.index_ptr(p, sym::konst(0));
-                let place_span = first.span;
-                let idx = index_of(strip_addr(first));
-                self.record(&place, place_span, kind, idx);
-                return match kind {
-                    AccessOp::Store => Val::Unknown("void".into()),
-                    _ => self.loaded_value(&place),
-                };
-            }
-            return Val::Unknown(format!("`{name}` on something that is not a pointer").into());
+            return self.memory_intrinsic_call(name, kind, args);
         }
-        match name {
+        if let Some(v) = self.builtin_call(name, args) {
+            return v;
+        }
+        if let Some(v) = self.functional_cast(callee, targs, args) {
+            return v;
+        }
+        let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+        if let Some(v) = self.cooperative_groups(name, targs, span) {
+            return v;
+        }
+        if let Some(v) = warp_intrinsic(name) {
+            return v;
+        }
+        if let Some(v) = value_builtin(name, &argv) {
+            return v;
+        }
+        let file = self.file();
+        if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
+            let (Some(params), Some(body)) = (&def.params, &def.body) else {
+                return Val::Unknown(format!("macro `{name}` is not an expression").into());
+            };
+            return self.expand_macro(params, body, argv, (file, span));
+        }
+        let argv = match self.device_call(callee, name, targs, argv) {
+            Ok(v) => return v,
+            Err(argv) => argv,
+        };
+        if name == "abs" {
+            if let [Val::Int(s)] = &argv[..] {
+                if let Some(c) = s.as_const() {
+                    return Val::Int(sym::konst(c.abs()));
+                }
+            }
+        }
+        if let Some(p) = self.shared_memory_object(callee, targs) {
+            return Val::Ptr(p);
+        }
+        // a call cudalint cannot see into may write memory
+        self.in_registers.clear();
+        Val::Unknown(format!("result of `{name}`").into())
+    }
+
+    /// `__ldg(p)`, `atomicAdd(&a[i], v)`: an access of the place the first argument points to.
+    fn memory_intrinsic_call(&mut self, name: &str, kind: AccessOp, args: &[Expr]) -> Val {
+        let Some(first) = args.first() else {
+            return Val::Unknown("intrinsic without arguments".into());
+        };
+        let target = self.rvalue(first);
+        for a in &args[1..] {
+            self.rvalue(a);
+        }
+        if let Val::Ptr(p) = target {
+            let place = self.index_ptr(p, sym::konst(0));
+            let place_span = first.span;
+            let idx = index_of(strip_addr(first));
+            self.record(&place, place_span, kind, idx);
+            return match kind {
+                AccessOp::Store => Val::Unknown("void".into()),
+                _ => self.loaded_value(&place),
+            };
+        }
+        Val::Unknown(format!("`{name}` on something that is not a pointer").into())
+    }
+
+    /// Integer built-ins (`min`, `__mul24`, `dim3(...)`, the lane id), barriers and fences
+    /// (after which nothing is known to be in registers), `__builtin_assume_aligned`.
+    fn builtin_call(&mut self, name: &str, args: &[Expr]) -> Option<Val> {
+        Some(match name {
             "min" | "max" | "umin" | "umax" | "imin" | "imax" | "llmin" | "llmax" | "ullmin"
             | "ullmax"
                 if args.len() == 2 =>
@@ -54,14 +109,14 @@ impl KernelRun<'_> {
                 } else {
                     Op::Max
                 };
-                return Val::Int(sym::bin(op, a, b));
+                Val::Int(sym::bin(op, a, b))
             }
             "__mul24" | "__umul24" if args.len() == 2 => {
                 let a = self.rvalue(&args[0]).sym();
                 let b = self.rvalue(&args[1]).sym();
-                return Val::Int(sym::mul(a, b));
+                Val::Int(sym::mul(a, b))
             }
-            "dim3" => return self.dim3_from(args),
+            "dim3" => self.dim3_from(args),
             "__syncthreads"
             | "__syncwarp"
             | "__threadfence"
@@ -73,89 +128,75 @@ impl KernelRun<'_> {
                 for a in args {
                     self.rvalue(a);
                 }
-                return Val::Unknown("void".into());
+                Val::Unknown("void".into())
             }
-            "__lane_id" | "laneid" => return Val::Int(sym::var(Var::LaneId)),
+            "__lane_id" | "laneid" => Val::Int(sym::var(Var::LaneId)),
             "__builtin_assume_aligned" if !args.is_empty() => {
                 for a in &args[1..] {
                     self.rvalue(a);
                 }
-                return self.rvalue(&args[0]);
+                self.rvalue(&args[0])
             }
-            _ => {}
+            _ => return None,
+        })
+    }
+
+    /// A functional cast, `int64_t(i) * ne00` (llama.cpp): the argument, converted.
+    fn functional_cast(
+        &mut self,
+        callee: &str,
+        targs: &[TemplateArg],
+        args: &[Expr],
+    ) -> Option<Val> {
+        if args.len() != 1 || !targs.is_empty() {
+            return None;
         }
-        // a functional cast, `int64_t(i) * ne00` (llama.cpp): the argument, converted
-        if args.len() == 1 && targs.is_empty() {
-            let ty = self.through_typedefs(callee);
-            if types::builtin(&ty).is_some() && types::vector_width(&ty).is_none() {
-                return match self.rvalue(&args[0]) {
-                    Val::Int(s) => Val::Int(cast_int(&ty, s)),
-                    other => other,
-                };
-            }
+        let ty = self.through_typedefs(callee);
+        if types::builtin(&ty).is_none() || types::vector_width(&ty).is_some() {
+            return None;
         }
-        let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
-        if let Some(v) = self.cooperative_groups(name, targs, span) {
-            return v;
+        Some(match self.rvalue(&args[0]) {
+            Val::Int(s) => Val::Int(cast_int(&ty, s)),
+            other => other,
+        })
+    }
+
+    /// A function-like macro's body, its parameters bound to the arguments' values; its
+    /// accesses are filed at the macro's use, as the compiler's line table files them.
+    fn expand_macro(&mut self, params: &[String], body: &Expr, argv: Vec<Val>, site: Loc) -> Val {
+        if self.macro_depth > 32 {
+            return Val::Unknown("macro expansion too deep".into());
         }
-        if name.starts_with("__shfl")
-            || name.starts_with("__ballot")
-            || name.starts_with("__any")
-            || name.starts_with("__all")
-        {
-            return Val::Int(sym::data(format!("result of `{name}`")));
+        self.macro_depth += 1;
+        self.scopes.push(
+            params
+                .iter()
+                .map(|p| (Rc::from(p.as_str()), Val::Unknown("".into())))
+                .collect(),
+        );
+        for (p, v) in params.iter().zip(argv) {
+            self.assign_local(p, v);
         }
-        // `make_uint4(a, b, c, d)`
-        if let Some(w) = name.strip_prefix("make_").and_then(types::vector_width) {
-            if argv.len() == w && w > 1 {
-                return Val::Vector(argv.iter().map(Val::sym).collect::<Vec<_>>().into());
-            }
-        }
-        // texture and surface reads: values from memory, through the texture path
-        if [
-            "tex1D",
-            "tex2D",
-            "tex3D",
-            "texCubemap",
-            "surf1Dread",
-            "surf2Dread",
-            "surf3Dread",
-        ]
-        .iter()
-        .any(|p| name.starts_with(p))
-        {
-            return Val::Int(sym::data(format!("value fetched by `{name}`")));
-        }
-        // function-like macro
-        let file = self.file();
-        if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
-            let (Some(params), Some(body)) = (&def.params, &def.body) else {
-                return Val::Unknown(format!("macro `{name}` is not an expression").into());
-            };
-            if self.macro_depth > 32 {
-                return Val::Unknown("macro expansion too deep".into());
-            }
-            self.macro_depth += 1;
-            self.scopes.push(
-                params
-                    .iter()
-                    .map(|p| (Rc::from(p.as_str()), Val::Unknown("".into())))
-                    .collect(),
-            );
-            for (p, v) in params.iter().zip(argv) {
-                self.assign_local(p, v);
-            }
-            let saved = self.site_override;
-            self.site_override = Some(saved.unwrap_or((file, span)));
-            let v = self.rvalue(body);
-            self.site_override = saved;
-            self.scopes.pop();
-            self.macro_depth -= 1;
-            return v;
-        }
-        // __device__ function defined in the project; `tile_B::get_i(l)` is a static member
-        // function of the struct the qualifier names (through its typedef), and an unqualified
-        // call never names a member function
+        let saved = self.site_override;
+        self.site_override = Some(saved.unwrap_or(site));
+        let v = self.rvalue(body);
+        self.site_override = saved;
+        self.scopes.pop();
+        self.macro_depth -= 1;
+        v
+    }
+
+    /// A `__device__` function defined in the project, inlined: `tile_B::get_i(l)` is a static
+    /// member function of the struct the qualifier names (through its typedef), and an
+    /// unqualified call never names a member function. Gives the arguments back when no
+    /// function of that name and arity is visible.
+    fn device_call(
+        &mut self,
+        callee: &str,
+        name: &str,
+        targs: &[TemplateArg],
+        argv: Vec<Val>,
+    ) -> Result<Val, Vec<Val>> {
         let owner = callee
             .rsplit_once("::")
             .map(|(q, _)| self.through_typedefs(q.trim()));
@@ -163,7 +204,7 @@ impl KernelRun<'_> {
             .as_deref()
             .and_then(|o| self.struct_instance(o))
             .map(|(def, _)| def);
-        let candidates = self.project.device_functions(name, args.len(), file);
+        let candidates = self.project.device_functions(name, argv.len(), self.file());
         let of_owner = |f: &Function| f.owner.is_some() && f.owner == owner_base;
         let candidates: Vec<_> = if candidates.iter().any(|(_, f)| of_owner(f)) {
             candidates
@@ -176,112 +217,138 @@ impl KernelRun<'_> {
                 .filter(|(_, f)| f.owner.is_none())
                 .collect()
         };
-        if let Some((fi, f)) = pick_overload(&candidates, &argv) {
-            if self.frames.len() > MAX_CALL_DEPTH {
-                return Val::Unknown(
-                    format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
-                );
-            }
-            // the struct's template parameters come first, bound to the arguments its type
-            // names; then the function's own
-            let mut template = Vec::new();
-            let mut own = &f.template_params[..];
-            let member_of = f.owner.as_ref().and(owner.clone());
-            if let (Some(fo), Some(full)) = (&f.owner, &member_of) {
-                let count = self
-                    .types()
-                    .iter()
-                    .find_map(|m| m.structs.iter().find(|s| s.name == *fo))
-                    .map_or(0, |s| s.template_params.len())
-                    .min(own.len());
-                let binds = self
-                    .struct_instance(full)
-                    .map(|(_, b)| b)
-                    .unwrap_or_default();
-                for p in &own[..count] {
-                    if let Some((_, a)) = binds.iter().find(|(n, _)| *n == p.name) {
-                        let arg = self.template_arg_text(a);
-                        template.push((p.name.clone(), arg));
+        let Some((fi, f)) = pick_overload(&candidates, &argv) else {
+            return Err(argv);
+        };
+        if self.frames.len() > MAX_CALL_DEPTH {
+            return Ok(Val::Unknown(
+                format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
+            ));
+        }
+        let member_of = f.owner.as_ref().and(owner);
+        let template = self.callee_template(f, member_of.as_deref(), targs);
+        self.frames.push(Frame {
+            scope_base: self.scopes.len(),
+            file: fi,
+            ret: None,
+            template,
+            owner: member_of,
+        });
+        self.scopes.push(Vec::new());
+        for (p, v) in f.params.iter().zip(argv) {
+            let v = match v {
+                Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
+                    let mut elem = self.resolve_type(&p.ty);
+                    elem.pointer_depth -= 1;
+                    if ptr.dims.is_empty() && !f.template_params.iter().any(|t| t.name == p.ty.name)
+                    {
+                        ptr.elem = elem;
                     }
+                    Val::Ptr(ptr)
                 }
-                own = &own[count..];
-            }
-            // evaluated here, in the caller's frame: `g<N>` inside `k<N>` means the caller's N
-            for (p, a) in own.iter().zip(targs.iter()) {
-                let arg = self.template_arg(a, p.is_type);
-                template.push((p.name.clone(), arg));
-            }
-            self.frames.push(Frame {
-                scope_base: self.scopes.len(),
-                file: fi,
-                ret: None,
-                template,
-                owner: member_of,
-            });
-            self.scopes.push(Vec::new());
-            for (p, v) in f.params.iter().zip(argv) {
-                let v = match v {
-                    Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
-                        let mut elem = self.resolve_type(&p.ty);
-                        elem.pointer_depth -= 1;
-                        if ptr.dims.is_empty()
-                            && !f.template_params.iter().any(|t| t.name == p.ty.name)
-                        {
-                            ptr.elem = elem;
-                        }
-                        Val::Ptr(ptr)
-                    }
-                    v => v,
-                };
-                self.declare(&p.name, v);
-            }
-            if let Some(body) = &f.body {
-                self.stmts(body);
-            }
-            let frame = self.frames.pop();
-            self.scopes
-                .truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));
-            return frame
-                .and_then(|f| f.ret)
-                .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into()));
+                v => v,
+            };
+            self.declare(&p.name, v);
         }
-        if argv
-            .iter()
-            .all(|v| matches!(v, Val::Int(s) if s.as_const().is_some()))
-            && name == "abs"
-        {
-            if let Some(Val::Int(s)) = argv.first() {
-                return Val::Int(sym::konst(s.as_const().unwrap_or(0).abs()));
-            }
+        if let Some(body) = &f.body {
+            self.stmts(body);
         }
-        // `SharedMemory<T>()`: an object whose conversion operator hands out the block's
-        // dynamic shared memory (cuda-samples' reductions)
+        let frame = self.frames.pop();
+        self.scopes
+            .truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));
+        Ok(frame
+            .and_then(|f| f.ret)
+            .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into())))
+    }
+
+    /// The template bindings of a called function: for a member function, the struct's
+    /// template parameters first, bound to the arguments its type names (`member_of`); then
+    /// the function's own, evaluated here in the caller's frame (`g<N>` inside `k<N>` means
+    /// the caller's N).
+    fn callee_template(
+        &mut self,
+        f: &Function,
+        member_of: Option<&str>,
+        targs: &[TemplateArg],
+    ) -> Vec<(String, TArg)> {
+        let mut template = Vec::new();
+        let mut own = &f.template_params[..];
+        if let (Some(fo), Some(full)) = (&f.owner, member_of) {
+            let count = self
+                .types()
+                .iter()
+                .find_map(|m| m.structs.iter().find(|s| s.name == *fo))
+                .map_or(0, |s| s.template_params.len())
+                .min(own.len());
+            let binds = self
+                .struct_instance(full)
+                .map(|(_, b)| b)
+                .unwrap_or_default();
+            for p in &own[..count] {
+                if let Some((_, a)) = binds.iter().find(|(n, _)| *n == p.name) {
+                    let arg = self.template_arg_text(a);
+                    template.push((p.name.clone(), arg));
+                }
+            }
+            own = &own[count..];
+        }
+        for (p, a) in own.iter().zip(targs.iter()) {
+            let arg = self.template_arg(a, p.is_type);
+            template.push((p.name.clone(), arg));
+        }
+        template
+    }
+
+    /// `SharedMemory<T>()`: an object whose conversion operator hands out the block's dynamic
+    /// shared memory (cuda-samples' reductions).
+    fn shared_memory_object(&mut self, callee: &str, targs: &[TemplateArg]) -> Option<Ptr> {
         let bare = callee.split('<').next().unwrap_or(callee).trim();
-        let shared = self.types().iter().find_map(|f| {
+        let array = self.types().iter().find_map(|f| {
             f.structs
                 .iter()
                 .find(|s| s.name == bare)
                 .and_then(|s| s.extern_shared.clone())
-        });
-        if let Some(array) = shared {
-            let elem = match targs.first() {
-                Some(TemplateArg::Type(t)) => self.resolve_type(t),
-                _ => TypeRef::named("int"),
-            };
-            return Val::Ptr(Ptr {
-                space: Space::Shared,
-                base: array.as_str().into(),
-                offset: sym::konst(0),
-                elem,
-                dims: Rc::from(Vec::new()),
-                decl: None,
-                path: None,
-            });
-        }
-        // a call cudalint cannot see into may write memory
-        self.in_registers.clear();
-        Val::Unknown(format!("result of `{name}`").into())
+        })?;
+        let elem = match targs.first() {
+            Some(TemplateArg::Type(t)) => self.resolve_type(t),
+            _ => TypeRef::named("int"),
+        };
+        Some(Ptr {
+            space: Space::Shared,
+            base: array.as_str().into(),
+            offset: sym::konst(0),
+            elem,
+            dims: Rc::from(Vec::new()),
+            decl: None,
+            path: None,
+        })
     }
+}
+
+/// Values built from the arguments alone: `make_uint4(a, b, c, d)` is a vector held
+/// component by component; texture and surface reads are values from memory, fetched through
+/// the texture path.
+fn value_builtin(name: &str, argv: &[Val]) -> Option<Val> {
+    if let Some(w) = name.strip_prefix("make_").and_then(types::vector_width) {
+        if argv.len() == w && w > 1 {
+            return Some(Val::Vector(
+                argv.iter().map(Val::sym).collect::<Vec<_>>().into(),
+            ));
+        }
+    }
+    const TEXTURE_READS: [&str; 7] = [
+        "tex1D",
+        "tex2D",
+        "tex3D",
+        "texCubemap",
+        "surf1Dread",
+        "surf2Dread",
+        "surf3Dread",
+    ];
+    TEXTURE_READS
+        .iter()
+        .any(|p| name.starts_with(p))
+        .then(|| Val::Int(sym::data(format!("value fetched by `{name}`"))))
 }
 
 /// The overload whose pointer parameters best match the arguments' element types (template

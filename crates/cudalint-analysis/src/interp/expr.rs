@@ -56,30 +56,7 @@ impl KernelRun<'_> {
                     Val::Unknown("subscript of something that is not an array or pointer".into())
                 }
             },
-            ExprKind::Unary { op, arg } => match op {
-                UnOp::AddrOf => match self.place(arg) {
-                    Some(p) => Val::Ptr(p.ptr),
-                    None => Val::Unknown("address of a local variable".into()),
-                },
-                UnOp::Neg => Val::Int(sym::un(UnaryOp::Neg, self.rvalue(arg).sym())),
-                UnOp::Plus => self.rvalue(arg),
-                UnOp::Not => Val::Int(sym::un(UnaryOp::Not, self.rvalue(arg).sym())),
-                UnOp::BitNot => Val::Int(sym::un(UnaryOp::BitNot, self.rvalue(arg).sym())),
-                UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
-                    let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
-                        1
-                    } else {
-                        -1
-                    };
-                    self.update(
-                        arg,
-                        BinOp::Add,
-                        Val::Int(sym::konst(delta)),
-                        matches!(op, UnOp::PostInc | UnOp::PostDec),
-                    )
-                }
-                UnOp::Deref => unreachable_val(),
-            },
+            ExprKind::Unary { op, arg } => self.unary(*op, arg),
             ExprKind::Binary { op, lhs, rhs } => {
                 let a = self.rvalue(lhs);
                 let b = self.rvalue(rhs);
@@ -95,50 +72,13 @@ impl KernelRun<'_> {
                 }
                 v
             }
-            ExprKind::Cond { cond, then, els } => {
-                let c = self.rvalue(cond).sym();
-                let saved = self.mask.clone();
-                let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
-                if maskable {
-                    self.mask = sym::and(saved.clone(), c.clone());
-                }
-                let a = self.rvalue(then);
-                if maskable {
-                    self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
-                }
-                let b = self.rvalue(els);
-                self.mask = saved;
-                match (a, b) {
-                    (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
-                    (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
-                        p.offset = sym::select(c, p.offset, q.offset);
-                        Val::Ptr(p)
-                    }
-                    (Val::Ptr(p), _) | (_, Val::Ptr(p)) if c.as_const().is_some() => Val::Ptr(p),
-                    _ => Val::Unknown("conditional with arms of different kinds".into()),
-                }
-            }
+            ExprKind::Cond { cond, then, els } => self.conditional(cond, then, els),
             ExprKind::Call {
                 callee,
                 template_args,
                 args,
             } => self.call(callee, template_args, args, e.span),
-            ExprKind::Cast { ty, arg } => {
-                let ty = self.resolve_type(ty);
-                let v = self.rvalue(arg);
-                match v {
-                    Val::Ptr(mut p) if ty.pointer_depth > 0 => {
-                        let mut elem = ty;
-                        elem.pointer_depth -= 1;
-                        p.elem = elem;
-                        p.dims = Rc::from(Vec::new());
-                        p.path = None;
-                        Val::Ptr(p)
-                    }
-                    Val::Int(s) if ty.pointer_depth == 0 => Val::Int(cast_int(&ty.name, s)),
-                    other => other,
-                }
-            }
+            ExprKind::Cast { ty, arg } => self.cast(ty, arg),
             ExprKind::SizeofType(t) => match self.layout_of(t) {
                 Some(l) => Val::Int(sym::konst(l.size)),
                 None => Val::Unknown(format!("sizeof({})", t.name).into()),
@@ -166,6 +106,77 @@ impl KernelRun<'_> {
             ExprKind::Unsupported(what) => {
                 Val::Unknown(format!("unsupported syntax: {what}").into())
             }
+        }
+    }
+
+    /// Unary operators other than `*p` (a place): `&a[i]` is a pointer, `++i` an update.
+    fn unary(&mut self, op: UnOp, arg: &Expr) -> Val {
+        match op {
+            UnOp::AddrOf => match self.place(arg) {
+                Some(p) => Val::Ptr(p.ptr),
+                None => Val::Unknown("address of a local variable".into()),
+            },
+            UnOp::Neg => Val::Int(sym::un(UnaryOp::Neg, self.rvalue(arg).sym())),
+            UnOp::Plus => self.rvalue(arg),
+            UnOp::Not => Val::Int(sym::un(UnaryOp::Not, self.rvalue(arg).sym())),
+            UnOp::BitNot => Val::Int(sym::un(UnaryOp::BitNot, self.rvalue(arg).sym())),
+            UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
+                let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
+                    1
+                } else {
+                    -1
+                };
+                self.update(
+                    arg,
+                    BinOp::Add,
+                    Val::Int(sym::konst(delta)),
+                    matches!(op, UnOp::PostInc | UnOp::PostDec),
+                )
+            }
+            UnOp::Deref => unreachable_val(),
+        }
+    }
+
+    /// `c ? a : b`: each arm under its part of the lane mask; the value is a per-lane select.
+    fn conditional(&mut self, cond: &Expr, then: &Expr, els: &Expr) -> Val {
+        let c = self.rvalue(cond).sym();
+        let saved = self.mask.clone();
+        let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
+        if maskable {
+            self.mask = sym::and(saved.clone(), c.clone());
+        }
+        let a = self.rvalue(then);
+        if maskable {
+            self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
+        }
+        let b = self.rvalue(els);
+        self.mask = saved;
+        match (a, b) {
+            (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
+            (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
+                p.offset = sym::select(c, p.offset, q.offset);
+                Val::Ptr(p)
+            }
+            (Val::Ptr(p), _) | (_, Val::Ptr(p)) if c.as_const().is_some() => Val::Ptr(p),
+            _ => Val::Unknown("conditional with arms of different kinds".into()),
+        }
+    }
+
+    /// `(T*)p` re-types what a pointer points to; `(T)i` narrows an integer.
+    fn cast(&mut self, ty: &TypeRef, arg: &Expr) -> Val {
+        let ty = self.resolve_type(ty);
+        let v = self.rvalue(arg);
+        match v {
+            Val::Ptr(mut p) if ty.pointer_depth > 0 => {
+                let mut elem = ty;
+                elem.pointer_depth -= 1;
+                p.elem = elem;
+                p.dims = Rc::from(Vec::new());
+                p.path = None;
+                Val::Ptr(p)
+            }
+            Val::Int(s) if ty.pointer_depth == 0 => Val::Int(cast_int(&ty.name, s)),
+            other => other,
         }
     }
 

@@ -1,6 +1,6 @@
 //! Cooperative groups (`this_thread_block`, `tiled_partition<N>`, `this_grid` and their rank
 //! and size methods) in terms of threadIdx and the block shape, and warp-wide intrinsics
-//! whose results are data (`__shfl_*`, `__ballot_sync`). Other calls are `call.rs`.
+//! whose results are data (`__shfl_*`, `__ballot_sync`). `call.rs` asks here first.
 
 use super::{KernelRun, Val};
 use crate::sym::{self, Sym, Var};
@@ -95,4 +95,14 @@ fn linear3(xyz: [Var; 3], dims: [Var; 2]) -> Sym {
             sym::add(v(xyz[1]), sym::mul(v(dims[1]), v(xyz[2]))),
         ),
     )
+}
+
+/// Warp-wide intrinsics (`__shfl_*`, `__ballot_sync`, `__any_sync`, `__all_sync`): their results
+/// are values other lanes held, data as far as an address is concerned.
+pub(super) fn warp_intrinsic(name: &str) -> Option<Val> {
+    (name.starts_with("__shfl")
+        || name.starts_with("__ballot")
+        || name.starts_with("__any")
+        || name.starts_with("__all"))
+    .then(|| Val::Int(sym::data(format!("result of `{name}`"))))
 }

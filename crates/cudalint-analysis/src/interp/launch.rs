@@ -34,25 +34,7 @@ impl KernelRun<'_> {
             .host_fn
             .and_then(|i| self.files[file].functions.get(i))
         {
-            // the host function's parameters shadow file-scope names of the same spelling
-            for p in &host.params {
-                // a pointer keeps its element type (template arguments are deduced from it)
-                let v = if p.ty.pointer_depth > 0 {
-                    let mut elem = p.ty.clone();
-                    elem.pointer_depth -= 1;
-                    Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
-                } else {
-                    Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
-                };
-                self.declare(&p.name, v);
-            }
-            let mut stmts = Vec::new();
-            if let Some(body) = &host.body {
-                collect_decls_before(body, launch.span.start, &mut stmts);
-            }
-            for s in stmts {
-                self.stmt(s);
-            }
+            self.host_scope(host, launch.span.start);
         }
         let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
             match run.pure_rvalue(e) {
@@ -63,7 +45,60 @@ impl KernelRun<'_> {
         };
         let grid = launch.config.first().and_then(|e| as3(self, e));
         let block = launch.config.get(1).and_then(|e| as3(self, e));
-        let mut bindings = Bindings::default();
+        let mut bindings = Bindings {
+            template_args: self.launch_template_args(launch, kernel),
+            params: Vec::new(),
+        };
+        self.deduce_type_params(launch, kernel, &mut bindings.template_args);
+        for (i, p) in kernel.params.iter().enumerate() {
+            let v = match launch.args.get(i).map(|e| self.pure_rvalue(e)) {
+                Some(Val::Int(s)) if p.ty.pointer_depth == 0 => s.as_const(),
+                // a null pointer passed for a pointer parameter
+                Some(Val::Int(s)) if s.as_const() == Some(0) => Some(0),
+                _ => None,
+            };
+            bindings.params.push(v);
+        }
+        self.scopes.clear();
+        self.frames.clear();
+        LaunchValues {
+            block,
+            grid,
+            bindings,
+        }
+    }
+
+    /// The host function's parameters, then its declarations and assignments before the launch
+    /// at byte `before`, in order: what the launch's expressions can name.
+    fn host_scope(&mut self, host: &Function, before: u32) {
+        // the host function's parameters shadow file-scope names of the same spelling
+        for p in &host.params {
+            // a pointer keeps its element type (template arguments are deduced from it)
+            let v = if p.ty.pointer_depth > 0 {
+                let mut elem = p.ty.clone();
+                elem.pointer_depth -= 1;
+                Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
+            } else {
+                Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
+            };
+            self.declare(&p.name, v);
+        }
+        let mut stmts = Vec::new();
+        if let Some(body) = &host.body {
+            collect_decls_before(body, before, &mut stmts);
+        }
+        for s in stmts {
+            self.stmt(s);
+        }
+    }
+
+    /// The template arguments the launch writes (`k<256, float><<<...>>>`), constants folded.
+    fn launch_template_args(
+        &mut self,
+        launch: &cudalint_syntax::Launch,
+        kernel: &Function,
+    ) -> Vec<Option<TemplateArg>> {
+        let mut out = Vec::new();
         for (i, tp) in kernel.template_params.iter().enumerate() {
             let arg = launch.template_args.get(i).map(|a| match a {
                 TemplateArg::Expr(e) => match self.pure_rvalue(e).sym().as_const() {
@@ -80,12 +115,21 @@ impl KernelRun<'_> {
                 }
                 TemplateArg::Type(_) => a.clone(),
             });
-            bindings.template_args.push(arg);
+            out.push(arg);
         }
-        // type parameters the launch does not name are deduced from pointer arguments:
-        // `k<<<g, b>>>(p)` with `__nv_bfloat16* p` for `template <typename Tp> k(Tp* p)`
+        out
+    }
+
+    /// Type parameters the launch does not name, deduced from pointer arguments:
+    /// `k<<<g, b>>>(p)` with `__nv_bfloat16* p` for `template <typename Tp> k(Tp* p)`.
+    fn deduce_type_params(
+        &mut self,
+        launch: &cudalint_syntax::Launch,
+        kernel: &Function,
+        targs: &mut Vec<Option<TemplateArg>>,
+    ) {
         for (ti, tp) in kernel.template_params.iter().enumerate() {
-            if !tp.is_type || bindings.template_args.get(ti).is_some_and(|a| a.is_some()) {
+            if !tp.is_type || targs.get(ti).is_some_and(|a| a.is_some()) {
                 continue;
             }
             let deduced = kernel.params.iter().zip(&launch.args).find_map(|(p, e)| {
@@ -103,27 +147,11 @@ impl KernelRun<'_> {
                 }
             });
             if let Some(t) = deduced {
-                while bindings.template_args.len() <= ti {
-                    bindings.template_args.push(None);
+                while targs.len() <= ti {
+                    targs.push(None);
                 }
-                bindings.template_args[ti] = Some(t);
+                targs[ti] = Some(t);
             }
-        }
-        for (i, p) in kernel.params.iter().enumerate() {
-            let v = match launch.args.get(i).map(|e| self.pure_rvalue(e)) {
-                Some(Val::Int(s)) if p.ty.pointer_depth == 0 => s.as_const(),
-                // a null pointer passed for a pointer parameter
-                Some(Val::Int(s)) if s.as_const() == Some(0) => Some(0),
-                _ => None,
-            };
-            bindings.params.push(v);
-        }
-        self.scopes.clear();
-        self.frames.clear();
-        LaunchValues {
-            block,
-            grid,
-            bindings,
         }
     }
 }

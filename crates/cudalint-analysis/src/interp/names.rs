@@ -5,7 +5,7 @@
 use super::{is_vector_type, Frame, KernelRun, TArg, Val, MAX_CALL_DEPTH};
 use crate::sym::{self, Var};
 use crate::types;
-use cudalint_syntax::{Span, TemplateArg, TypeRef};
+use cudalint_syntax::{Decl, Span, TemplateArg, TypeRef};
 
 impl KernelRun<'_> {
     pub(super) fn lookup(&mut self, name: &str, span: Span) -> Val {
@@ -22,71 +22,14 @@ impl KernelRun<'_> {
                 };
             }
         }
-        match name {
-            "warpSize" => return Val::Int(sym::konst(32)),
-            "NULL" => return Val::Int(sym::konst(0)),
-            "threadIdx" => {
-                return Val::Dim3([
-                    sym::var(Var::Tid(0)),
-                    sym::var(Var::Tid(1)),
-                    sym::var(Var::Tid(2)),
-                ])
-            }
-            "blockIdx" => {
-                return Val::Dim3([
-                    sym::var(Var::BlockIdx(0)),
-                    sym::var(Var::BlockIdx(1)),
-                    sym::var(Var::BlockIdx(2)),
-                ])
-            }
-            "blockDim" => {
-                return Val::Dim3([
-                    sym::var(Var::BlockDim(0)),
-                    sym::var(Var::BlockDim(1)),
-                    sym::var(Var::BlockDim(2)),
-                ])
-            }
-            "gridDim" => {
-                return Val::Dim3([
-                    sym::var(Var::GridDim(0)),
-                    sym::var(Var::GridDim(1)),
-                    sym::var(Var::GridDim(2)),
-                ])
-            }
-            _ => {}
+        if let Some(v) = builtin_variable(name) {
+            return v;
         }
         // file-scope declarations: the kernel's file first, then the rest of the project
         let file = self.file();
         if let Some((fi, d)) = self.project.global(name, file) {
-            let saved = self.frames.last().map(|f| f.file);
-            if let Some(f) = self.frames.last_mut() {
-                f.file = fi;
-            }
-            self.scopes.push(Vec::new());
-            self.decl(d);
-            let v = self.lookup_local(name).cloned();
-            self.scopes.pop();
-            if let (Some(f), Some(s)) = (self.frames.last_mut(), saved) {
-                f.file = s;
-            }
-            if let Some(v) = v {
-                return match v {
-                    // a `__constant__` struct of parameters (rodinia's d_common): its members
-                    // are runtime values like a struct kernel parameter's
-                    Val::Unknown(_)
-                        if d.dims.is_empty()
-                            && d.ty.pointer_depth == 0
-                            && types::is_struct(&d.ty.name, self.types())
-                            && !is_vector_type(&d.ty.name) =>
-                    {
-                        Val::Aggregate {
-                            name: name.into(),
-                            ty: d.ty.clone(),
-                        }
-                    }
-                    Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
-                    v => v,
-                };
+            if let Some(v) = self.file_scope(name, fi, d) {
+                return v;
             }
         }
         if let Some((_, def)) = self.project.object_macro(name, file) {
@@ -121,6 +64,39 @@ impl KernelRun<'_> {
             }
         }
         Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
+    }
+
+    /// A file-scope declaration `d` of file `fi`, declared as its own file would (its array
+    /// dimensions and initialiser see that file's names).
+    fn file_scope(&mut self, name: &str, fi: usize, d: &Decl) -> Option<Val> {
+        let saved = self.frames.last().map(|f| f.file);
+        if let Some(f) = self.frames.last_mut() {
+            f.file = fi;
+        }
+        self.scopes.push(Vec::new());
+        self.decl(d);
+        let v = self.lookup_local(name).cloned();
+        self.scopes.pop();
+        if let (Some(f), Some(s)) = (self.frames.last_mut(), saved) {
+            f.file = s;
+        }
+        Some(match v? {
+            // a `__constant__` struct of parameters (rodinia's d_common): its members are
+            // runtime values like a struct kernel parameter's
+            Val::Unknown(_)
+                if d.dims.is_empty()
+                    && d.ty.pointer_depth == 0
+                    && types::is_struct(&d.ty.name, self.types())
+                    && !is_vector_type(&d.ty.name) =>
+            {
+                Val::Aggregate {
+                    name: name.into(),
+                    ty: d.ty.clone(),
+                }
+            }
+            Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
+            v => v,
+        })
     }
 
     /// `x128::size`: a static member of a struct, through typedefs, evaluated with the
@@ -278,4 +254,19 @@ fn split_template(name: &str) -> (&str, Vec<String>) {
         args.push(cur.trim().to_string());
     }
     (base.trim(), args)
+}
+
+/// The names CUDA gives every kernel: `threadIdx`, `blockIdx`, `blockDim`, `gridDim`,
+/// `warpSize`, and `NULL`.
+fn builtin_variable(name: &str) -> Option<Val> {
+    let dim3 = |v: fn(u8) -> Var| Val::Dim3([sym::var(v(0)), sym::var(v(1)), sym::var(v(2))]);
+    Some(match name {
+        "warpSize" => Val::Int(sym::konst(32)),
+        "NULL" => Val::Int(sym::konst(0)),
+        "threadIdx" => dim3(Var::Tid),
+        "blockIdx" => dim3(Var::BlockIdx),
+        "blockDim" => dim3(Var::BlockDim),
+        "gridDim" => dim3(Var::GridDim),
+        _ => return None,
+    })
 }

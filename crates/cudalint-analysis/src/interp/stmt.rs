@@ -5,7 +5,7 @@
 use super::{loops::collect_inductions, KernelRun, Ptr, Space, Val, LOCAL_OBJECT, MAX_STEPS};
 use crate::sym::{self, Sym, UnaryOp};
 use crate::types;
-use cudalint_syntax::{Decl, Expr, ExprKind, Stmt};
+use cudalint_syntax::{Decl, Expr, ExprKind, Stmt, TypeRef};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
@@ -165,43 +165,7 @@ impl KernelRun<'_> {
     pub(super) fn decl(&mut self, d: &Decl) {
         let ty = self.resolve_type(&d.ty);
         if !d.dims.is_empty() {
-            let dims: Vec<i64> = d
-                .dims
-                .iter()
-                .map(|dim| {
-                    dim.size
-                        .as_ref()
-                        .and_then(|e| self.pure_rvalue(e).sym().as_const())
-                        .unwrap_or(0)
-                })
-                .collect();
-            let space = if d.shared {
-                Space::Shared
-            } else if d.constant {
-                Space::Constant
-            } else {
-                Space::Local
-            };
-            let known = dims.iter().all(|x| *x > 0);
-            let full: Rc<[i64]> = Rc::from(if known { dims.clone() } else { Vec::new() });
-            let inner: Rc<[i64]> = Rc::from(if known && dims.len() > 1 {
-                dims[1..].to_vec()
-            } else {
-                Vec::new()
-            });
-            let v = Val::Ptr(Ptr {
-                space,
-                base: d.name.as_str().into(),
-                offset: sym::konst(0),
-                elem: ty,
-                dims: inner,
-                decl: Some((self.file(), d.span)),
-                path: if known {
-                    Some((Vec::new(), full))
-                } else {
-                    None
-                },
-            });
+            let v = self.array_decl(d, ty);
             if let Some(init) = &d.init {
                 self.rvalue(init);
             }
@@ -209,67 +173,9 @@ impl KernelRun<'_> {
             return;
         }
         let v = if ty.name == "dim3" && ty.pointer_depth == 0 {
-            match &d.init {
-                Some(Expr {
-                    kind: ExprKind::Init(args),
-                    ..
-                }) => self.dim3_from(args),
-                Some(Expr {
-                    kind: ExprKind::Call { callee, args, .. },
-                    ..
-                }) if callee == "dim3" => self.dim3_from(args),
-                Some(e) => match self.rvalue(e) {
-                    Val::Int(s) => Val::Dim3([s, sym::konst(1), sym::konst(1)]),
-                    other => other,
-                },
-                None => Val::Dim3([sym::konst(1), sym::konst(1), sym::konst(1)]),
-            }
+            self.dim3_decl(d.init.as_ref())
         } else {
-            let width = types::vector_width(&ty.name).filter(|_| ty.pointer_depth == 0);
-            match &d.init {
-                Some(Expr {
-                    kind: ExprKind::Init(args),
-                    ..
-                }) if width.is_some_and(|w| args.len() == w && w > 1) => {
-                    let c: Vec<Sym> = args.iter().map(|a| self.rvalue(a).sym()).collect();
-                    Val::Vector(c.into())
-                }
-                Some(Expr {
-                    kind: ExprKind::Init(args),
-                    ..
-                }) if args.len() == 1 && ty.pointer_depth == 0 => self.rvalue(&args[0]),
-                Some(e) => {
-                    let v = self.rvalue(e);
-                    match v {
-                        Val::Ptr(mut p) if ty.pointer_depth > 0 => {
-                            // `const float4* v = (const float4*)p` or an alias of a different type
-                            let mut elem = ty.clone();
-                            elem.pointer_depth -= 1;
-                            if p.dims.is_empty() && elem.name != "auto" {
-                                p.elem = elem;
-                            }
-                            Val::Ptr(p)
-                        }
-                        other => other,
-                    }
-                }
-                // a pointer declared without a value still has its element type (a launch's
-                // template arguments are deduced from it)
-                None if ty.pointer_depth > 0 => {
-                    let mut elem = ty.clone();
-                    elem.pointer_depth -= 1;
-                    Val::Ptr(Ptr {
-                        space: Space::Global,
-                        base: d.name.as_str().into(),
-                        offset: sym::unknown(format!("`{}` is not initialised", d.name)),
-                        elem,
-                        dims: Rc::from(Vec::new()),
-                        decl: Some((self.file(), d.span)),
-                        path: None,
-                    })
-                }
-                None => Val::Unknown(format!("`{}` is not initialised", d.name).into()),
-            }
+            self.initial_value(d, &ty)
         };
         // `x128 v = load128(p);`: a struct in registers; `v[k]` goes through its operator[]
         // to its own members, not to memory
@@ -280,6 +186,116 @@ impl KernelRun<'_> {
             v => v,
         };
         self.declare(&d.name, v);
+    }
+
+    /// An array: shared, constant or local by its qualifier, with its dimensions when they
+    /// are all known (the padding proof and multi-dimensional indexing need them).
+    fn array_decl(&mut self, d: &Decl, ty: TypeRef) -> Val {
+        let dims: Vec<i64> = d
+            .dims
+            .iter()
+            .map(|dim| {
+                dim.size
+                    .as_ref()
+                    .and_then(|e| self.pure_rvalue(e).sym().as_const())
+                    .unwrap_or(0)
+            })
+            .collect();
+        let space = if d.shared {
+            Space::Shared
+        } else if d.constant {
+            Space::Constant
+        } else {
+            Space::Local
+        };
+        let known = dims.iter().all(|x| *x > 0);
+        let full: Rc<[i64]> = Rc::from(if known { dims.clone() } else { Vec::new() });
+        let inner: Rc<[i64]> = Rc::from(if known && dims.len() > 1 {
+            dims[1..].to_vec()
+        } else {
+            Vec::new()
+        });
+        Val::Ptr(Ptr {
+            space,
+            base: d.name.as_str().into(),
+            offset: sym::konst(0),
+            elem: ty,
+            dims: inner,
+            decl: Some((self.file(), d.span)),
+            path: if known {
+                Some((Vec::new(), full))
+            } else {
+                None
+            },
+        })
+    }
+
+    /// `dim3 b(16, 16)`, `dim3 b = dim3(...)`, `dim3 b = n`, `dim3 b;`.
+    fn dim3_decl(&mut self, init: Option<&Expr>) -> Val {
+        match init {
+            Some(Expr {
+                kind: ExprKind::Init(args),
+                ..
+            }) => self.dim3_from(args),
+            Some(Expr {
+                kind: ExprKind::Call { callee, args, .. },
+                ..
+            }) if callee == "dim3" => self.dim3_from(args),
+            Some(e) => match self.rvalue(e) {
+                Val::Int(s) => Val::Dim3([s, sym::konst(1), sym::konst(1)]),
+                other => other,
+            },
+            None => Val::Dim3([sym::konst(1), sym::konst(1), sym::konst(1)]),
+        }
+    }
+
+    /// The value a scalar, vector or pointer declaration starts with.
+    fn initial_value(&mut self, d: &Decl, ty: &TypeRef) -> Val {
+        let width = types::vector_width(&ty.name).filter(|_| ty.pointer_depth == 0);
+        match &d.init {
+            Some(Expr {
+                kind: ExprKind::Init(args),
+                ..
+            }) if width.is_some_and(|w| args.len() == w && w > 1) => {
+                let c: Vec<Sym> = args.iter().map(|a| self.rvalue(a).sym()).collect();
+                Val::Vector(c.into())
+            }
+            Some(Expr {
+                kind: ExprKind::Init(args),
+                ..
+            }) if args.len() == 1 && ty.pointer_depth == 0 => self.rvalue(&args[0]),
+            Some(e) => {
+                let v = self.rvalue(e);
+                match v {
+                    Val::Ptr(mut p) if ty.pointer_depth > 0 => {
+                        // `const float4* v = (const float4*)p` or an alias of a different type
+                        let mut elem = ty.clone();
+                        elem.pointer_depth -= 1;
+                        if p.dims.is_empty() && elem.name != "auto" {
+                            p.elem = elem;
+                        }
+                        Val::Ptr(p)
+                    }
+                    other => other,
+                }
+            }
+            // a pointer declared without a value still has its element type (a launch's
+            // template arguments are deduced from it)
+            None if ty.pointer_depth > 0 => {
+                let mut elem = ty.clone();
+                elem.pointer_depth -= 1;
+                Val::Ptr(Ptr {
+                    space: Space::Global,
+                    base: d.name.as_str().into(),
+                    offset: sym::unknown(format!("`{}` is not initialised", d.name)),
+                    elem,
+                    dims: Rc::from(Vec::new()),
+                    decl: Some((self.file(), d.span)),
+                    path: None,
+                })
+            }
+            None => Val::Unknown(format!("`{}` is not initialised", d.name).into()),
+        }
     }
 
     pub(super) fn dim3_from(&mut self, args: &[Expr]) -> Val {
