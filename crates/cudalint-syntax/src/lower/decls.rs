@@ -1,0 +1,199 @@
+//! Declarations: types as written (qualifiers, pointers, template arguments), declarators
+//! (arrays and their dimensions, initialisers), and the most vexing parse of a constructor
+//! call (`dim3 block(16, 16)`).
+
+use super::{all_children, fid, last_named, named_children, span, Lowerer, MAX_DEPTH};
+use crate::model::*;
+use tree_sitter::Node;
+
+impl<'s> Lowerer<'s> {
+    /// Type of a declaration: its `type` node plus qualifiers found on the declaration node.
+    pub(super) fn type_of(&self, t: Node, decl: Option<Node>) -> TypeRef {
+        let name = match t.kind() {
+            "struct_specifier" | "class_specifier" | "enum_specifier" | "union_specifier" => t
+                .child_by_field_id(fid().name.get())
+                .map(|x| self.text(x))
+                .unwrap_or("<anonymous>")
+                .to_string(),
+            _ => self
+                .text(t)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        };
+        let mut is_const = false;
+        if let Some(d) = decl {
+            for c in named_children(d) {
+                if c.kind() == "type_qualifier" && matches!(self.text(c), "const" | "constexpr") {
+                    is_const = true;
+                }
+            }
+        }
+        // `type_descriptor` carries its own pointer declarator
+        let mut pointer_depth = 0;
+        if t.kind() == "type_descriptor" {
+            let inner = t
+                .child_by_field_id(fid().r#type.get())
+                .map(|x| self.type_of(x, Some(t)));
+            let mut d = t.child_by_field_id(fid().declarator.get());
+            while let Some(x) = d {
+                if x.kind() == "abstract_pointer_declarator" {
+                    pointer_depth += 1;
+                }
+                d = x.child_by_field_id(fid().declarator.get());
+            }
+            if let Some(mut inner) = inner {
+                inner.pointer_depth += pointer_depth;
+                inner.is_const |= is_const;
+                return inner;
+            }
+        }
+        TypeRef {
+            name,
+            pointer_depth,
+            is_const,
+        }
+    }
+
+    /// Walks a declarator: (name node, pointer depth, array dims outermost first, init value).
+    pub(super) fn declarator_parts<'t>(
+        &mut self,
+        d: Node<'t>,
+    ) -> (Option<Node<'t>>, u8, Vec<Dim>, Option<Node<'t>>) {
+        let mut ptr = 0u8;
+        let mut dims = Vec::new();
+        let mut init = None;
+        let mut cur = Some(d);
+        let mut guard = 0;
+        while let Some(n) = cur {
+            guard += 1;
+            if guard > MAX_DEPTH {
+                break;
+            }
+            match n.kind() {
+                "identifier" | "field_identifier" | "type_identifier" => {
+                    return (Some(n), ptr, dims, init)
+                }
+                "init_declarator" => {
+                    init = n.child_by_field_id(fid().value.get());
+                    cur = n.child_by_field_id(fid().declarator.get());
+                }
+                "pointer_declarator" => {
+                    ptr = ptr.saturating_add(1);
+                    cur = n.child_by_field_id(fid().declarator.get());
+                }
+                "reference_declarator" => {
+                    cur = last_named(n);
+                }
+                "array_declarator" => {
+                    let size = n.child_by_field_id(fid().size.get());
+                    let dim = Dim {
+                        size: size.map(|s| self.expr(s, 0)),
+                        span: size
+                            .map(span)
+                            .unwrap_or_else(|| Span::new(n.end_byte() - 1, n.end_byte() - 1)),
+                    };
+                    // inner declarators are the outer dimensions: `a[R][C]` is array(array(a, R), C)
+                    dims.insert(0, dim);
+                    cur = n.child_by_field_id(fid().declarator.get());
+                }
+                "parenthesized_declarator" => cur = n.named_child(0),
+                _ => cur = n.child_by_field_id(fid().declarator.get()),
+            }
+        }
+        (None, ptr, dims, init)
+    }
+
+    pub(super) fn declaration(&mut self, n: Node, depth: usize) -> Vec<Decl> {
+        let Some(t) = n.child_by_field_id(fid().r#type.get()) else {
+            return Vec::new();
+        };
+        let base = self.type_of(t, Some(n));
+        let mut shared = false;
+        let mut constant = false;
+        let mut is_extern = false;
+        for c in all_children(n) {
+            match self.text(c) {
+                "__shared__" => shared = true,
+                "__constant__" => constant = true,
+                "extern" => is_extern = true,
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        let mut c = n.walk();
+        let mut declarators: Vec<Node> = n.children_by_field_id(fid().declarator, &mut c).collect();
+        if declarators.is_empty() {
+            // with a qualified template type (`cg::thread_block_tile<16> t = ...`) the grammar
+            // leaves the declarator untagged: take the declarator-shaped children
+            declarators = named_children(n)
+                .into_iter()
+                .filter(|d| {
+                    d.start_byte() >= t.end_byte()
+                        && matches!(
+                            d.kind(),
+                            "init_declarator"
+                                | "identifier"
+                                | "array_declarator"
+                                | "pointer_declarator"
+                        )
+                })
+                .collect();
+        }
+        for d in declarators {
+            let (name_node, ptr, dims, init) = self.declarator_parts(d);
+            let Some(name_node) = name_node else { continue };
+            let mut ty = base.clone();
+            ty.pointer_depth += ptr;
+            // `dim3 b(TD, TD);` parses as a function declarator when the arguments look like
+            // types (the most vexing parse): inside a function it is a constructor call.
+            let ctor = (depth > 0 && init.is_none())
+                .then(|| self.vexing_ctor(d))
+                .flatten();
+            let is_reference =
+                self.text(d).trim_start().starts_with('&') || d.kind() == "reference_declarator";
+            out.push(Decl {
+                name: self.text(name_node).to_string(),
+                name_span: span(name_node),
+                ty,
+                dims,
+                init: init.map(|v| self.expr(v, depth + 1)).or(ctor),
+                shared,
+                constant,
+                is_extern,
+                is_const: base.is_const,
+                is_reference,
+                span: span(n),
+            });
+        }
+        out
+    }
+
+    fn vexing_ctor(&mut self, d: Node) -> Option<Expr> {
+        let mut cur = d;
+        while cur.kind() == "init_declarator" || cur.kind() == "pointer_declarator" {
+            cur = cur.child_by_field_id(fid().declarator.get())?;
+        }
+        if cur.kind() != "function_declarator" {
+            return None;
+        }
+        let params = cur.child_by_field_id(fid().parameters.get())?;
+        let args = named_children(params)
+            .into_iter()
+            .map(|p| Expr {
+                kind: ExprKind::Ident(self.text(p).split_whitespace().collect()),
+                span: span(p),
+            })
+            .collect();
+        Some(Expr {
+            kind: ExprKind::Init(args),
+            span: span(params),
+        })
+    }
+
+    pub(super) fn file_declaration(&mut self, n: Node) {
+        // a prototype `__global__ void k(...);` is a declaration with a function declarator: skip
+        let decls = self.declaration(n, 0);
+        self.model.globals.extend(decls);
+    }
+}

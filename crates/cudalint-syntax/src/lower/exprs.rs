@@ -1,0 +1,357 @@
+//! Expressions: literals, names, operators, subscripts, members, casts, `sizeof`, calls
+//! (with template arguments and launches `k<<<grid, block>>>(...)`), and macro bodies
+//! parsed as expressions.
+
+use super::{all_children, fid, named_children, span, Lowerer, MAX_DEPTH};
+use crate::model::*;
+use crate::shift::Shift;
+use tree_sitter::Node;
+
+impl<'s> Lowerer<'s> {
+    pub(super) fn template_arg(&mut self, n: Node, depth: usize) -> TemplateArg {
+        if n.kind() == "type_descriptor" {
+            TemplateArg::Type(self.type_of(n, None))
+        } else {
+            TemplateArg::Expr(self.expr(n, depth + 1))
+        }
+    }
+
+    fn template_args(&mut self, n: Option<Node>, depth: usize) -> Vec<TemplateArg> {
+        let Some(n) = n else { return Vec::new() };
+        named_children(n)
+            .into_iter()
+            .map(|a| self.template_arg(a, depth))
+            .collect()
+    }
+
+    fn boxed(&mut self, n: Option<Node>, parent: Node, depth: usize) -> Box<Expr> {
+        Box::new(match n {
+            Some(n) => self.expr(n, depth + 1),
+            None => Expr::unsupported("missing operand", span(parent)),
+        })
+    }
+
+    pub fn expr(&mut self, n: Node, depth: usize) -> Expr {
+        let sp = span(n);
+        if depth > MAX_DEPTH {
+            return Expr::unsupported(
+                format!("expression nested deeper than {MAX_DEPTH} levels"),
+                sp,
+            );
+        }
+        if n.is_error() || n.is_missing() {
+            return Expr::unsupported("parse error", sp);
+        }
+        let kind = match n.kind() {
+            "number_literal" => parse_number(self.text(n)).unwrap_or(ExprKind::Float),
+            "true" => ExprKind::Bool(true),
+            "false" => ExprKind::Bool(false),
+            "null" | "nullptr" => ExprKind::Int(0),
+            "char_literal" => {
+                let t = self.text(n);
+                t.chars()
+                    .nth(1)
+                    .map(|c| ExprKind::Int(c as i64))
+                    .unwrap_or(ExprKind::Str)
+            }
+            "string_literal" | "concatenated_string" | "raw_string_literal" => ExprKind::Str,
+            "identifier"
+            | "field_identifier"
+            | "type_identifier"
+            | "qualified_identifier"
+            | "namespace_identifier" => {
+                ExprKind::Ident(self.text(n).split_whitespace().collect::<String>())
+            }
+            "parenthesized_expression" => {
+                return match n.named_child(0) {
+                    Some(inner) => {
+                        let mut e = self.expr(inner, depth + 1);
+                        e.span = sp;
+                        e
+                    }
+                    None => Expr::unsupported("empty parentheses", sp),
+                };
+            }
+            "field_expression" => {
+                let base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
+                let field = n
+                    .child_by_field_id(fid().field.get())
+                    .map(|f| self.text(f).to_string())
+                    .unwrap_or_default();
+                let arrow = n
+                    .child_by_field_id(fid().operator.get())
+                    .map(|o| self.text(o) == "->")
+                    .unwrap_or_else(|| {
+                        all_children(n)
+                            .iter()
+                            .any(|c| !c.is_named() && self.text(*c) == "->")
+                    });
+                ExprKind::Field { base, field, arrow }
+            }
+            "subscript_expression" => {
+                let mut base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
+                let indices = n
+                    .child_by_field_id(fid().indices.get())
+                    .or_else(|| n.child_by_field_id(fid().index.get()));
+                let idx: Vec<Node> = match indices {
+                    Some(i) if i.kind() == "subscript_argument_list" => named_children(i),
+                    Some(i) => vec![i],
+                    None => Vec::new(),
+                };
+                if idx.is_empty() {
+                    return Expr::unsupported("subscript without index", sp);
+                }
+                let count = idx.len();
+                for (k, i) in idx.into_iter().enumerate() {
+                    let index = Box::new(self.expr(i, depth + 1));
+                    let s = if k + 1 == count {
+                        sp
+                    } else {
+                        Span::new(n.start_byte(), i.end_byte() + 1)
+                    };
+                    base = Box::new(Expr {
+                        kind: ExprKind::Index { base, index },
+                        span: s,
+                    });
+                }
+                return *base;
+            }
+            "binary_expression" => {
+                let op_text = n
+                    .child_by_field_id(fid().operator.get())
+                    .map(|o| self.text(o))
+                    .unwrap_or("");
+                let Some(op) = BinOp::from_token(op_text) else {
+                    return Expr::unsupported(format!("operator `{op_text}`"), sp);
+                };
+                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
+                ExprKind::Binary { op, lhs, rhs }
+            }
+            "unary_expression" | "pointer_expression" => {
+                let op_text = n
+                    .child_by_field_id(fid().operator.get())
+                    .map(|o| self.text(o))
+                    .unwrap_or("");
+                let op = match op_text {
+                    "-" => UnOp::Neg,
+                    "+" => UnOp::Plus,
+                    "!" | "not" => UnOp::Not,
+                    "~" => UnOp::BitNot,
+                    "*" => UnOp::Deref,
+                    "&" => UnOp::AddrOf,
+                    other => return Expr::unsupported(format!("operator `{other}`"), sp),
+                };
+                let arg = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
+                ExprKind::Unary { op, arg }
+            }
+            "update_expression" => {
+                let arg_node = n.child_by_field_id(fid().argument.get());
+                let op_node = n.child_by_field_id(fid().operator.get());
+                let prefix = match (op_node, arg_node) {
+                    (Some(o), Some(a)) => o.start_byte() < a.start_byte(),
+                    _ => true,
+                };
+                let inc = op_node.map(|o| self.text(o) == "++").unwrap_or(true);
+                let op = match (prefix, inc) {
+                    (true, true) => UnOp::PreInc,
+                    (true, false) => UnOp::PreDec,
+                    (false, true) => UnOp::PostInc,
+                    (false, false) => UnOp::PostDec,
+                };
+                let arg = self.boxed(arg_node, n, depth);
+                ExprKind::Unary { op, arg }
+            }
+            "assignment_expression" => {
+                let op_text = n
+                    .child_by_field_id(fid().operator.get())
+                    .map(|o| self.text(o))
+                    .unwrap_or("=");
+                let op = if op_text == "=" {
+                    None
+                } else {
+                    match BinOp::from_token(op_text.trim_end_matches('=')) {
+                        Some(op) => Some(op),
+                        None => return Expr::unsupported(format!("operator `{op_text}`"), sp),
+                    }
+                };
+                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
+                ExprKind::Assign { op, lhs, rhs }
+            }
+            "conditional_expression" => {
+                let cond = self.boxed(n.child_by_field_id(fid().condition.get()), n, depth);
+                let then = self.boxed(n.child_by_field_id(fid().consequence.get()), n, depth);
+                let els = self.boxed(n.child_by_field_id(fid().alternative.get()), n, depth);
+                ExprKind::Cond { cond, then, els }
+            }
+            "cast_expression" => {
+                let ty = n
+                    .child_by_field_id(fid().r#type.get())
+                    .map(|t| self.type_of(t, None))
+                    .unwrap_or_else(|| TypeRef::named("?"));
+                let arg = self.boxed(n.child_by_field_id(fid().value.get()), n, depth);
+                ExprKind::Cast { ty, arg }
+            }
+            "sizeof_expression" => {
+                if let Some(t) = n.child_by_field_id(fid().r#type.get()) {
+                    ExprKind::SizeofType(self.type_of(t, None))
+                } else {
+                    ExprKind::SizeofExpr(self.boxed(
+                        n.child_by_field_id(fid().value.get()),
+                        n,
+                        depth,
+                    ))
+                }
+            }
+            "comma_expression" => {
+                let l = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let r = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
+                ExprKind::Comma(l, r)
+            }
+            "initializer_list" | "argument_list" => ExprKind::Init(
+                named_children(n)
+                    .into_iter()
+                    .map(|c| self.expr(c, depth + 1))
+                    .collect(),
+            ),
+            "call_expression" => return self.call(n, depth),
+            _ => ExprKind::Unsupported(format!("`{}`", n.kind())),
+        };
+        Expr { kind, span: sp }
+    }
+
+    fn call(&mut self, n: Node, depth: usize) -> Expr {
+        let sp = span(n);
+        let func = n.child_by_field_id(fid().function.get());
+        let (callee, template_args) = match func {
+            Some(f) if f.kind() == "template_function" => {
+                let name = f
+                    .child_by_field_id(fid().name.get())
+                    .map(|x| self.text(x).to_string())
+                    .unwrap_or_default();
+                let targs = self.template_args(f.child_by_field_id(fid().arguments.get()), depth);
+                (name, targs)
+            }
+            Some(f) => (
+                self.text(f).split_whitespace().collect::<String>(),
+                Vec::new(),
+            ),
+            None => (String::new(), Vec::new()),
+        };
+        let args: Vec<Expr> = n
+            .child_by_field_id(fid().arguments.get())
+            .map(|a| {
+                named_children(a)
+                    .into_iter()
+                    .map(|c| self.expr(c, depth + 1))
+                    .collect()
+            })
+            .unwrap_or_default();
+        // only a launch has more than the function and argument children
+        let launch = if n.named_child_count() > 2 {
+            named_children(n)
+                .into_iter()
+                .find(|c| c.kind() == "kernel_call_syntax")
+        } else {
+            None
+        };
+        if let Some(launch) = launch {
+            let config = named_children(launch)
+                .into_iter()
+                .map(|c| self.expr(c, depth + 1))
+                .collect();
+            self.model.launches.push(Launch {
+                kernel: callee.rsplit("::").next().unwrap_or(&callee).to_string(),
+                template_args: template_args.clone(),
+                config,
+                args: args.clone(),
+                span: sp,
+                host_fn: self.current_fn,
+            });
+        }
+        let short = callee.rsplit("::").next().unwrap_or(&callee);
+        if matches!(
+            short,
+            "static_cast" | "reinterpret_cast" | "const_cast" | "dynamic_cast"
+        ) && args.len() == 1
+        {
+            let ty = match template_args.first() {
+                Some(TemplateArg::Type(t)) => t.clone(),
+                _ => TypeRef::named("?"),
+            };
+            let arg = Box::new(
+                args.into_iter()
+                    .next()
+                    .unwrap_or_else(|| Expr::unsupported("missing operand", sp)),
+            );
+            return Expr {
+                kind: ExprKind::Cast { ty, arg },
+                span: sp,
+            };
+        }
+        Expr {
+            kind: ExprKind::Call {
+                callee,
+                template_args,
+                args,
+            },
+            span: sp,
+        }
+    }
+}
+
+/// C integer literal (decimal, hex, octal, binary, with `'` separators and u/l suffixes).
+/// Floating literals give `None`.
+pub fn parse_number(text: &str) -> Option<ExprKind> {
+    let t: String = text.chars().filter(|c| *c != '\'').collect();
+    let lower = t.to_ascii_lowercase();
+    let is_hex = lower.starts_with("0x");
+    if !is_hex && (lower.contains('.') || lower.contains('e') || lower.ends_with('f')) {
+        return None;
+    }
+    if lower.contains('.') || lower.contains('p') && is_hex {
+        return None;
+    }
+    let digits = lower.trim_end_matches(['u', 'l', 'z']);
+    let value = if let Some(h) = digits.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(b) = digits.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        i64::from_str_radix(&digits[1..], 8).ok()
+    } else {
+        digits.parse::<i64>().ok()
+    };
+    value.map(ExprKind::Int)
+}
+
+/// Parses a macro replacement text as an expression; spans are shifted to `offset`.
+pub(super) fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr> {
+    const PREFIX: &str = "void __cudalint_m() { (void)(";
+    let trimmed = text.trim_end();
+    if trimmed.is_empty() || trimmed.len() > 4096 {
+        return None;
+    }
+    let src = format!("{PREFIX}{trimmed}\n); }}");
+    let tree = crate::with_parser(|p| p.parse(&src, None))?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    // function_definition > compound_statement > expression_statement > cast_expression > value
+    let f = root.named_child(0)?;
+    let body = f.child_by_field_id(fid().body.get())?;
+    let stmt = body.named_child(0)?;
+    let cast = stmt.named_child(0)?;
+    let value = cast.child_by_field_id(fid().value.get())?;
+    let inner = if value.kind() == "parenthesized_expression" {
+        value.named_child(0)?
+    } else {
+        value
+    };
+    let mut l = Lowerer::new(&src);
+    let mut e = l.expr(inner, 0);
+    e.shift(offset as i64 - PREFIX.len() as i64);
+    Some(e)
+}

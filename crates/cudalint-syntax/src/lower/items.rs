@@ -1,0 +1,350 @@
+//! Definitions: functions and kernels (with `__launch_bounds__` and launches in host code),
+//! structs and unions with their members and static members, typedefs, `#define`s and
+//! template declarations. Their declarations go through `decls.rs`, bodies through `stmts.rs`.
+
+use super::{
+    all_children, exprs::parse_expression_snippet, fid, first_error, named_children, span, Lowerer,
+};
+use crate::model::*;
+use tree_sitter::Node;
+
+impl<'s> Lowerer<'s> {
+    pub(super) fn template_decl(&mut self, n: Node) {
+        let mut params = Vec::new();
+        if let Some(list) = n.child_by_field_id(fid().parameters.get()) {
+            for p in named_children(list) {
+                let is_type = matches!(
+                    p.kind(),
+                    "type_parameter_declaration" | "optional_type_parameter_declaration"
+                );
+                let name_node = p
+                    .child_by_field_id(fid().declarator.get())
+                    .or_else(|| p.child_by_field_id(fid().name.get()))
+                    .or_else(|| {
+                        named_children(p)
+                            .into_iter()
+                            .rev()
+                            .find(|c| c.kind() == "type_identifier" || c.kind() == "identifier")
+                    });
+                let Some(name_node) = name_node else { continue };
+                let default = p
+                    .child_by_field_id(fid().default_value.get())
+                    .map(|d| self.template_arg(d, 0))
+                    .or_else(|| {
+                        p.child_by_field_id(fid().default_type.get())
+                            .map(|d| TemplateArg::Type(self.type_of(d, None)))
+                    });
+                params.push(TemplateParam {
+                    name: self.text(name_node).to_string(),
+                    is_type,
+                    default,
+                });
+            }
+        }
+        for child in named_children(n) {
+            match child.kind() {
+                "function_definition" => self.function(child, &params),
+                "struct_specifier" | "class_specifier" => {
+                    self.struct_template = params.clone();
+                    self.struct_def(child, None);
+                    self.struct_template.clear();
+                    if let Some(s) = self.model.structs.last_mut() {
+                        s.template_params = params.iter().map(|p| p.name.clone()).collect();
+                    }
+                }
+                "template_declaration" => self.template_decl(child),
+                _ => {}
+            }
+        }
+    }
+
+    pub(super) fn define(&mut self, n: Node) {
+        let Some(name) = n.child_by_field_id(fid().name.get()) else {
+            return;
+        };
+        let params = n.child_by_field_id(fid().parameters.get()).map(|p| {
+            named_children(p)
+                .into_iter()
+                .map(|c| self.text(c).to_string())
+                .collect::<Vec<_>>()
+        });
+        let body = n.child_by_field_id(fid().value.get()).and_then(|v| {
+            let text = self.text(v);
+            parse_expression_snippet(text, v.start_byte())
+        });
+        self.model.defines.push(Define {
+            name: self.text(name).to_string(),
+            params,
+            body,
+            span: span(n),
+        });
+    }
+
+    pub(super) fn typedef(&mut self, n: Node) {
+        let ty_node = n.child_by_field_id(fid().r#type.get());
+        // `typedef struct { ... } block_q4_0;`: the struct is known by the typedef's name
+        let mut anonymous_as = None;
+        if let Some(t) = ty_node {
+            if matches!(
+                t.kind(),
+                "struct_specifier" | "class_specifier" | "union_specifier"
+            ) && t.child_by_field_id(fid().body.get()).is_some()
+            {
+                let alias = n
+                    .child_by_field_id(fid().declarator.get())
+                    .and_then(|d| self.declarator_parts(d).0)
+                    .map(|d| self.text(d).to_string());
+                if t.child_by_field_id(fid().name.get()).is_none() {
+                    anonymous_as = alias.clone();
+                }
+                self.struct_def(t, alias);
+            }
+        }
+        let mut c = n.walk();
+        for d in n.children_by_field_id(fid().declarator, &mut c) {
+            let (name, ptr, _, _) = self.declarator_parts(d);
+            if let (Some(name), Some(t)) = (name, ty_node) {
+                let name = self.text(name).to_string();
+                let mut ty = match &anonymous_as {
+                    // the struct itself, not a typedef of it
+                    Some(s) if *s == name && ptr == 0 => continue,
+                    Some(s) => TypeRef::named(s),
+                    None => self.type_of(t, Some(n)),
+                };
+                ty.pointer_depth += ptr;
+                self.model.typedefs.push(Typedef { name, ty });
+            }
+        }
+    }
+
+    pub(super) fn struct_def(&mut self, n: Node, alias: Option<String>) {
+        let Some(body) = n.child_by_field_id(fid().body.get()) else {
+            return;
+        };
+        // nested struct and union members are lowered as structs of their own: bounded
+        if self.struct_depth > 32 {
+            return;
+        }
+        let name = n
+            .child_by_field_id(fid().name.get())
+            .map(|x| self.text(x).to_string())
+            .or(alias.clone());
+        let Some(name) = name else { return };
+        let template = std::mem::take(&mut self.struct_template);
+        let mut fields = Vec::new();
+        let mut statics = Vec::new();
+        let mut extern_shared = None;
+        for f in named_children(body) {
+            if f.kind() == "function_definition" && extern_shared.is_none() {
+                extern_shared = self.extern_shared_in(f);
+            }
+            if f.kind() == "function_definition" {
+                self.member_function(f, &name, &template);
+                continue;
+            }
+            if f.kind() != "field_declaration" {
+                continue;
+            }
+            let is_static = named_children(f)
+                .iter()
+                .any(|c| c.kind() == "storage_class_specifier" && self.text(*c) == "static");
+            if is_static {
+                let mut c = f.walk();
+                let names: Vec<Node> = f.children_by_field_id(fid().declarator, &mut c).collect();
+                if let (Some(d), Some(v)) = (
+                    names.first(),
+                    f.child_by_field_id(fid().default_value.get()),
+                ) {
+                    statics.push((self.text(*d).to_string(), self.expr(v, 0)));
+                }
+                continue;
+            }
+            let Some(t) = f.child_by_field_id(fid().r#type.get()) else {
+                continue;
+            };
+            let mut base = self.type_of(t, Some(f));
+            let nested = matches!(
+                t.kind(),
+                "struct_specifier" | "class_specifier" | "union_specifier"
+            ) && t.child_by_field_id(fid().body.get()).is_some();
+            if nested {
+                // `union { struct { half d, dmin; }; half2 dm; };` (llama.cpp's quant blocks)
+                let inner = match t.child_by_field_id(fid().name.get()) {
+                    Some(x) => self.text(x).to_string(),
+                    None => format!("{name}::<anonymous {}>", fields.len()),
+                };
+                self.struct_depth += 1;
+                self.struct_def(t, Some(inner.clone()));
+                self.struct_depth -= 1;
+                base = TypeRef::named(&inner);
+                if f.child_by_field_id(fid().declarator.get()).is_none() {
+                    fields.push(FieldDef {
+                        name: String::new(),
+                        ty: base,
+                        array_len: None,
+                    });
+                    continue;
+                }
+            }
+            let mut c = f.walk();
+            for d in f.children_by_field_id(fid().declarator, &mut c) {
+                let (name_node, ptr, dims, _) = self.declarator_parts(d);
+                let Some(name_node) = name_node else { continue };
+                let mut ty = base.clone();
+                ty.pointer_depth += ptr;
+                let array_len = dims.first().and_then(|d| d.size.clone());
+                fields.push(FieldDef {
+                    name: self.text(name_node).to_string(),
+                    ty,
+                    array_len,
+                });
+            }
+        }
+        if let Some(alias) = alias {
+            if alias != name {
+                self.model.typedefs.push(Typedef {
+                    name: alias,
+                    ty: TypeRef::named(&name),
+                });
+            }
+        }
+        self.model.structs.push(StructDef {
+            name,
+            fields,
+            template_params: Vec::new(),
+            statics,
+            extern_shared,
+            is_union: n.kind() == "union_specifier",
+            span: span(n),
+        });
+    }
+
+    /// A member function defined in the body of struct `owner` (llama.cpp's
+    /// `tile<I, J, T>::get_i`), as `owner::name` with the struct's template parameters first.
+    fn member_function(&mut self, f: Node, owner: &str, template: &[TemplateParam]) {
+        let before = self.model.functions.len();
+        self.function(f, template);
+        if self.model.functions.len() > before {
+            if let Some(func) = self.model.functions.last_mut() {
+                func.name = format!("{owner}::{}", func.name);
+                func.owner = Some(owner.to_string());
+            }
+        }
+    }
+
+    /// The name of an `extern __shared__` array declared in a member function's body.
+    fn extern_shared_in(&mut self, f: Node) -> Option<String> {
+        let mut stack = vec![f.child_by_field_id(fid().body.get())?];
+        let mut guard = 0;
+        while let Some(x) = stack.pop() {
+            guard += 1;
+            if guard > 4096 {
+                return None;
+            }
+            if x.kind() == "declaration" {
+                let text = self.text(x);
+                if text.contains("extern") && text.contains("__shared__") {
+                    let d = x.child_by_field_id(fid().declarator.get())?;
+                    let (name, _, _, _) = self.declarator_parts(d);
+                    return name.map(|n| self.text(n).to_string());
+                }
+            }
+            stack.extend(named_children(x));
+        }
+        None
+    }
+
+    pub(super) fn function(&mut self, n: Node, template_params: &[TemplateParam]) {
+        let mut kind = FnKind::Host;
+        let mut device = false;
+        let mut host = false;
+        let mut launch_bounds = None;
+        for c in all_children(n) {
+            match c.kind() {
+                "__global__" => kind = FnKind::Global,
+                "__device__" => device = true,
+                "__host__" => host = true,
+                "launch_bounds" => {
+                    launch_bounds = c.named_child(0).map(|e| self.expr(e, 0));
+                }
+                _ => match self.text(c) {
+                    "__global__" => kind = FnKind::Global,
+                    "__device__" => device = true,
+                    "__host__" => host = true,
+                    _ => {}
+                },
+            }
+        }
+        if kind != FnKind::Global {
+            kind = match (device, host) {
+                (true, true) => FnKind::HostDevice,
+                (true, false) => FnKind::Device,
+                _ => FnKind::Host,
+            };
+        }
+        let Some(mut decl) = n.child_by_field_id(fid().declarator.get()) else {
+            return;
+        };
+        let mut guard = 0;
+        while decl.kind() != "function_declarator" {
+            guard += 1;
+            match decl.child_by_field_id(fid().declarator.get()) {
+                Some(d) if guard < 16 => decl = d,
+                _ => return,
+            }
+        }
+        let Some(name_node) = decl.child_by_field_id(fid().declarator.get()) else {
+            return;
+        };
+        let name = self.text(name_node).to_string();
+        let mut params = Vec::new();
+        if let Some(plist) = decl.child_by_field_id(fid().parameters.get()) {
+            for p in named_children(plist) {
+                if p.kind() != "parameter_declaration" {
+                    continue;
+                }
+                let Some(t) = p.child_by_field_id(fid().r#type.get()) else {
+                    continue;
+                };
+                let mut ty = self.type_of(t, Some(p));
+                let Some(d) = p.child_by_field_id(fid().declarator.get()) else {
+                    continue;
+                };
+                let (pname, ptr, dims, _) = self.declarator_parts(d);
+                let Some(pname) = pname else { continue };
+                ty.pointer_depth += ptr + dims.len() as u8;
+                params.push(Param {
+                    name: self.text(pname).to_string(),
+                    ty,
+                    is_reference: d.kind() == "reference_declarator",
+                    span: span(p),
+                });
+            }
+        }
+        let parse_error = if n.has_error() { first_error(n) } else { None };
+        let index = self.model.functions.len();
+        self.model.functions.push(Function {
+            name,
+            name_span: span(name_node),
+            span: span(n),
+            kind,
+            template_params: template_params.to_vec(),
+            params,
+            body: None,
+            launch_bounds,
+            parse_error,
+            owner: None,
+        });
+        // Host code is read only for its launches: a host function without `<<<` is not lowered.
+        let needed = kind != FnKind::Host || self.text(n).contains("<<<");
+        let outer = self.current_fn.replace(index);
+        let body = if needed {
+            n.child_by_field_id(fid().body.get())
+                .map(|b| self.block(b, 0))
+        } else {
+            None
+        };
+        self.current_fn = outer;
+        self.model.functions[index].body = body;
+    }
+}

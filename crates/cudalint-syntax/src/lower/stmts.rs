@@ -1,0 +1,246 @@
+//! Statements: blocks, `if`, loops (a range-for over a braced list is the counted loop it
+//! is), returns and declarations in bodies. Expressions are `exprs.rs`.
+
+use super::{fid, last_named, named_children, span, Lowerer, MAX_DEPTH};
+use crate::model::*;
+use tree_sitter::Node;
+
+impl<'s> Lowerer<'s> {
+    /// `for (int s : {32, 16, 8}) body` (llama.cpp's flash attention) as the counted loop it is:
+    /// `for (int i = 0; i < 3; ++i) { int s = i == 0 ? 32 : i == 1 ? 16 : 8; body }`. Returns
+    /// the counter's declaration, the condition, the update and the element's declaration;
+    /// `None` for a range over anything but a braced list.
+    fn range_over_list(&mut self, n: Node, depth: usize) -> Option<(Decl, Expr, Expr, Decl)> {
+        const COUNTER: &str = "__cudalint_range_index";
+        let list = n
+            .child_by_field_id(fid().right.get())
+            .filter(|r| r.kind() == "initializer_list")?;
+        let t = n.child_by_field_id(fid().r#type.get())?;
+        let d = n.child_by_field_id(fid().declarator.get())?;
+        let (name, ptr, _, _) = self.declarator_parts(d);
+        let name = name?;
+        let values: Vec<Expr> = named_children(list)
+            .into_iter()
+            .map(|v| self.expr(v, depth + 1))
+            .collect();
+        let last = values.last()?.clone();
+        let at = span(list);
+        let int = |v: i64| Expr {
+            kind: ExprKind::Int(v),
+            span: at,
+        };
+        let counter = || Expr {
+            kind: ExprKind::Ident(COUNTER.into()),
+            span: at,
+        };
+        let element = values
+            .iter()
+            .enumerate()
+            .rev()
+            .skip(1)
+            .fold(last, |els, (k, v)| {
+                let cond = Expr {
+                    kind: ExprKind::Binary {
+                        op: BinOp::Eq,
+                        lhs: Box::new(counter()),
+                        rhs: Box::new(int(k as i64)),
+                    },
+                    span: at,
+                };
+                Expr {
+                    kind: ExprKind::Cond {
+                        cond: Box::new(cond),
+                        then: Box::new(v.clone()),
+                        els: Box::new(els),
+                    },
+                    span: at,
+                }
+            });
+        let decl = |name: String, name_span: Span, ty: TypeRef, init: Expr| Decl {
+            name,
+            name_span,
+            ty,
+            dims: Vec::new(),
+            init: Some(init),
+            shared: false,
+            constant: false,
+            is_extern: false,
+            is_const: false,
+            is_reference: false,
+            span: span(n),
+        };
+        let mut ty = self.type_of(t, Some(n));
+        ty.pointer_depth += ptr;
+        let element = decl(self.text(name).to_string(), span(name), ty, element);
+        let init = decl(COUNTER.into(), at, TypeRef::named("int"), int(0));
+        let cond = Expr {
+            kind: ExprKind::Binary {
+                op: BinOp::Lt,
+                lhs: Box::new(counter()),
+                rhs: Box::new(int(values.len() as i64)),
+            },
+            span: at,
+        };
+        let update = Expr {
+            kind: ExprKind::Unary {
+                op: UnOp::PreInc,
+                arg: Box::new(counter()),
+            },
+            span: at,
+        };
+        Some((init, cond, update, element))
+    }
+
+    pub(super) fn block(&mut self, n: Node, depth: usize) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for c in named_children(n) {
+            self.stmt_into(c, depth + 1, &mut out);
+        }
+        out
+    }
+
+    fn body_of(&mut self, n: Option<Node>, depth: usize) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        if let Some(n) = n {
+            if n.kind() == "compound_statement" {
+                return self.block(n, depth);
+            }
+            self.stmt_into(n, depth + 1, &mut out);
+        }
+        out
+    }
+
+    fn stmt_into(&mut self, n: Node, depth: usize, out: &mut Vec<Stmt>) {
+        if depth > MAX_DEPTH {
+            out.push(Stmt::Other(span(n)));
+            return;
+        }
+        match n.kind() {
+            "declaration" => {
+                for d in self.declaration(n, depth) {
+                    out.push(Stmt::Decl(d));
+                }
+            }
+            "expression_statement" => {
+                if let Some(e) = n.named_child(0) {
+                    out.push(Stmt::Expr(self.expr(e, depth)));
+                }
+            }
+            "compound_statement" => out.push(Stmt::Block(self.block(n, depth))),
+            "if_statement" => {
+                let cond = n
+                    .child_by_field_id(fid().condition.get())
+                    .map(|c| {
+                        let inner = c
+                            .child_by_field_id(fid().value.get())
+                            .or_else(|| last_named(c));
+                        inner
+                            .map(|i| self.expr(i, depth))
+                            .unwrap_or_else(|| Expr::unsupported("empty condition", span(c)))
+                    })
+                    .unwrap_or_else(|| Expr::unsupported("missing condition", span(n)));
+                let then = self.body_of(n.child_by_field_id(fid().consequence.get()), depth);
+                let els = n
+                    .child_by_field_id(fid().alternative.get())
+                    .map(|e| {
+                        let inner = e.named_child(0);
+                        self.body_of(inner, depth)
+                    })
+                    .unwrap_or_default();
+                out.push(Stmt::If { cond, then, els });
+            }
+            "for_statement" => {
+                let mut init = Vec::new();
+                if let Some(i) = n.child_by_field_id(fid().initializer.get()) {
+                    if i.kind() == "declaration" {
+                        init.extend(self.declaration(i, depth).into_iter().map(Stmt::Decl));
+                    } else {
+                        init.push(Stmt::Expr(self.expr(i, depth)));
+                    }
+                }
+                let cond = n
+                    .child_by_field_id(fid().condition.get())
+                    .map(|c| self.expr(c, depth));
+                let update = n
+                    .child_by_field_id(fid().update.get())
+                    .map(|c| self.expr(c, depth));
+                let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
+                out.push(Stmt::For {
+                    init,
+                    cond,
+                    update,
+                    body,
+                    span: span(n),
+                });
+            }
+            "while_statement" | "do_statement" => {
+                let cond = n
+                    .child_by_field_id(fid().condition.get())
+                    .map(|c| {
+                        let inner = if c.kind() == "parenthesized_expression"
+                            || c.kind() == "condition_clause"
+                        {
+                            last_named(c).unwrap_or(c)
+                        } else {
+                            c
+                        };
+                        self.expr(inner, depth)
+                    })
+                    .unwrap_or_else(|| Expr::unsupported("missing condition", span(n)));
+                let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
+                out.push(Stmt::While {
+                    cond,
+                    body,
+                    do_while: n.kind() == "do_statement",
+                });
+            }
+            "for_range_loop" => {
+                let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
+                match self.range_over_list(n, depth) {
+                    Some((init, cond, update, element)) => {
+                        let mut inner = vec![Stmt::Decl(element)];
+                        inner.extend(body);
+                        out.push(Stmt::For {
+                            init: vec![Stmt::Decl(init)],
+                            cond: Some(cond),
+                            update: Some(update),
+                            body: inner,
+                            span: span(n),
+                        });
+                    }
+                    None => out.push(Stmt::Block(body)),
+                }
+            }
+            "return_statement" => {
+                let e = n.named_child(0).map(|e| self.expr(e, depth));
+                out.push(Stmt::Return(e, span(n)));
+            }
+            "break_statement" => out.push(Stmt::Break),
+            "continue_statement" => out.push(Stmt::Continue),
+            "labeled_statement"
+            | "case_statement"
+            | "switch_statement"
+            | "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "attributed_statement" => {
+                // statements nested in these are kept; their guards are not modelled
+                for c in named_children(n) {
+                    if c.kind() == "compound_statement" {
+                        out.push(Stmt::Block(self.block(c, depth)));
+                    } else if c.kind().ends_with("statement")
+                        || c.kind() == "declaration"
+                        || c.kind().starts_with("preproc_")
+                    {
+                        self.stmt_into(c, depth + 1, out);
+                    }
+                }
+            }
+            "preproc_def" | "preproc_function_def" => self.define(n),
+            "type_definition" => self.typedef(n),
+            "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_def(n, None),
+            _ => out.push(Stmt::Other(span(n))),
+        }
+    }
+}
