@@ -72,113 +72,13 @@ impl<'s> Lowerer<'s> {
                     None => Expr::unsupported("empty parentheses", sp),
                 };
             }
-            "field_expression" => {
-                let base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
-                let field = n
-                    .child_by_field_id(fid().field.get())
-                    .map(|f| self.text(f).to_string())
-                    .unwrap_or_default();
-                let arrow = n
-                    .child_by_field_id(fid().operator.get())
-                    .map(|o| self.text(o) == "->")
-                    .unwrap_or_else(|| {
-                        all_children(n)
-                            .iter()
-                            .any(|c| !c.is_named() && self.text(*c) == "->")
-                    });
-                ExprKind::Field { base, field, arrow }
-            }
-            "subscript_expression" => {
-                let mut base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
-                let indices = n
-                    .child_by_field_id(fid().indices.get())
-                    .or_else(|| n.child_by_field_id(fid().index.get()));
-                let idx: Vec<Node> = match indices {
-                    Some(i) if i.kind() == "subscript_argument_list" => named_children(i),
-                    Some(i) => vec![i],
-                    None => Vec::new(),
-                };
-                if idx.is_empty() {
-                    return Expr::unsupported("subscript without index", sp);
-                }
-                let count = idx.len();
-                for (k, i) in idx.into_iter().enumerate() {
-                    let index = Box::new(self.expr(i, depth + 1));
-                    let s = if k + 1 == count {
-                        sp
-                    } else {
-                        Span::new(n.start_byte(), i.end_byte() + 1)
-                    };
-                    base = Box::new(Expr {
-                        kind: ExprKind::Index { base, index },
-                        span: s,
-                    });
-                }
-                return *base;
-            }
-            "binary_expression" => {
-                let op_text = n
-                    .child_by_field_id(fid().operator.get())
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
-                let Some(op) = BinOp::from_token(op_text) else {
-                    return Expr::unsupported(format!("operator `{op_text}`"), sp);
-                };
-                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
-                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
-                ExprKind::Binary { op, lhs, rhs }
-            }
-            "unary_expression" | "pointer_expression" => {
-                let op_text = n
-                    .child_by_field_id(fid().operator.get())
-                    .map(|o| self.text(o))
-                    .unwrap_or("");
-                let op = match op_text {
-                    "-" => UnOp::Neg,
-                    "+" => UnOp::Plus,
-                    "!" | "not" => UnOp::Not,
-                    "~" => UnOp::BitNot,
-                    "*" => UnOp::Deref,
-                    "&" => UnOp::AddrOf,
-                    other => return Expr::unsupported(format!("operator `{other}`"), sp),
-                };
-                let arg = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
-                ExprKind::Unary { op, arg }
-            }
-            "update_expression" => {
-                let arg_node = n.child_by_field_id(fid().argument.get());
-                let op_node = n.child_by_field_id(fid().operator.get());
-                let prefix = match (op_node, arg_node) {
-                    (Some(o), Some(a)) => o.start_byte() < a.start_byte(),
-                    _ => true,
-                };
-                let inc = op_node.map(|o| self.text(o) == "++").unwrap_or(true);
-                let op = match (prefix, inc) {
-                    (true, true) => UnOp::PreInc,
-                    (true, false) => UnOp::PreDec,
-                    (false, true) => UnOp::PostInc,
-                    (false, false) => UnOp::PostDec,
-                };
-                let arg = self.boxed(arg_node, n, depth);
-                ExprKind::Unary { op, arg }
-            }
-            "assignment_expression" => {
-                let op_text = n
-                    .child_by_field_id(fid().operator.get())
-                    .map(|o| self.text(o))
-                    .unwrap_or("=");
-                let op = if op_text == "=" {
-                    None
-                } else {
-                    match BinOp::from_token(op_text.trim_end_matches('=')) {
-                        Some(op) => Some(op),
-                        None => return Expr::unsupported(format!("operator `{op_text}`"), sp),
-                    }
-                };
-                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
-                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
-                ExprKind::Assign { op, lhs, rhs }
-            }
+            "field_expression" => self.field(n, depth),
+            "subscript_expression" => return self.subscript(n, depth),
+            "binary_expression"
+            | "unary_expression"
+            | "pointer_expression"
+            | "update_expression"
+            | "assignment_expression" => return self.operator(n, depth),
             "conditional_expression" => {
                 let cond = self.boxed(n.child_by_field_id(fid().condition.get()), n, depth);
                 let then = self.boxed(n.child_by_field_id(fid().consequence.get()), n, depth);
@@ -217,6 +117,119 @@ impl<'s> Lowerer<'s> {
             ),
             "call_expression" => return self.call(n, depth),
             _ => ExprKind::Unsupported(format!("`{}`", n.kind())),
+        };
+        Expr { kind, span: sp }
+    }
+
+    /// `a.f`, `p->f`.
+    fn field(&mut self, n: Node, depth: usize) -> ExprKind {
+        let base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
+        let field = n
+            .child_by_field_id(fid().field.get())
+            .map(|f| self.text(f).to_string())
+            .unwrap_or_default();
+        let arrow = n
+            .child_by_field_id(fid().operator.get())
+            .map(|o| self.text(o) == "->")
+            .unwrap_or_else(|| {
+                all_children(n)
+                    .iter()
+                    .any(|c| !c.is_named() && self.text(*c) == "->")
+            });
+        ExprKind::Field { base, field, arrow }
+    }
+
+    /// `a[i]`, and `a[i, j]` as `a[i][j]` (each inner subscript spans up to its `]`).
+    fn subscript(&mut self, n: Node, depth: usize) -> Expr {
+        let sp = span(n);
+        let mut base = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
+        let indices = n
+            .child_by_field_id(fid().indices.get())
+            .or_else(|| n.child_by_field_id(fid().index.get()));
+        let idx: Vec<Node> = match indices {
+            Some(i) if i.kind() == "subscript_argument_list" => named_children(i),
+            Some(i) => vec![i],
+            None => Vec::new(),
+        };
+        if idx.is_empty() {
+            return Expr::unsupported("subscript without index", sp);
+        }
+        let count = idx.len();
+        for (k, i) in idx.into_iter().enumerate() {
+            let index = Box::new(self.expr(i, depth + 1));
+            let s = if k + 1 == count {
+                sp
+            } else {
+                Span::new(n.start_byte(), i.end_byte() + 1)
+            };
+            base = Box::new(Expr {
+                kind: ExprKind::Index { base, index },
+                span: s,
+            });
+        }
+        *base
+    }
+
+    /// Binary, unary, increment and assignment operators (an operator the model has no
+    /// variant for is `Unsupported`).
+    fn operator(&mut self, n: Node, depth: usize) -> Expr {
+        let sp = span(n);
+        let op_node = n.child_by_field_id(fid().operator.get());
+        let op_text = op_node.map(|o| self.text(o));
+        let kind = match n.kind() {
+            "binary_expression" => {
+                let op_text = op_text.unwrap_or("");
+                let Some(op) = BinOp::from_token(op_text) else {
+                    return Expr::unsupported(format!("operator `{op_text}`"), sp);
+                };
+                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
+                ExprKind::Binary { op, lhs, rhs }
+            }
+            "update_expression" => {
+                let arg_node = n.child_by_field_id(fid().argument.get());
+                let prefix = match (op_node, arg_node) {
+                    (Some(o), Some(a)) => o.start_byte() < a.start_byte(),
+                    _ => true,
+                };
+                let inc = op_text.map(|t| t == "++").unwrap_or(true);
+                let op = match (prefix, inc) {
+                    (true, true) => UnOp::PreInc,
+                    (true, false) => UnOp::PreDec,
+                    (false, true) => UnOp::PostInc,
+                    (false, false) => UnOp::PostDec,
+                };
+                let arg = self.boxed(arg_node, n, depth);
+                ExprKind::Unary { op, arg }
+            }
+            "assignment_expression" => {
+                let op_text = op_text.unwrap_or("=");
+                let op = if op_text == "=" {
+                    None
+                } else {
+                    match BinOp::from_token(op_text.trim_end_matches('=')) {
+                        Some(op) => Some(op),
+                        None => return Expr::unsupported(format!("operator `{op_text}`"), sp),
+                    }
+                };
+                let lhs = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
+                let rhs = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);
+                ExprKind::Assign { op, lhs, rhs }
+            }
+            // "unary_expression" | "pointer_expression"
+            _ => {
+                let op = match op_text.unwrap_or("") {
+                    "-" => UnOp::Neg,
+                    "+" => UnOp::Plus,
+                    "!" | "not" => UnOp::Not,
+                    "~" => UnOp::BitNot,
+                    "*" => UnOp::Deref,
+                    "&" => UnOp::AddrOf,
+                    other => return Expr::unsupported(format!("operator `{other}`"), sp),
+                };
+                let arg = self.boxed(n.child_by_field_id(fid().argument.get()), n, depth);
+                ExprKind::Unary { op, arg }
+            }
         };
         Expr { kind, span: sp }
     }
