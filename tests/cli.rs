@@ -190,7 +190,8 @@ fn a_launch_with_a_runtime_block_is_named_and_headers_lend_their_names() {
         notes.contains("the launch at") && notes.contains("known only at run time"),
         "{notes}"
     );
-    // the header is context: nothing is reported in it, and it is not counted as checked
+    // the header holds no device code: nothing is found in it, though it is part of the
+    // translation unit the run reports on
     let files: Vec<&str> = out["diagnostics"]
         .as_array()
         .unwrap()
@@ -199,7 +200,176 @@ fn a_launch_with_a_runtime_block_is_named_and_headers_lend_their_names() {
         .collect();
     assert!(files.iter().all(|f| f.ends_with("k.cu")), "{files:?}");
     let text = common::run(&["check", &s(&dir.join("k.cu"))]);
-    assert!(text.stdout.contains("in 1 file;"), "{}", text.stdout);
+    assert!(text.stdout.contains("in 2 files;"), "{}", text.stdout);
+}
+
+/// Findings of `audit --format json` as (file name, line, kernel, op).
+fn audited(args: &[&str]) -> (serde_json::Value, Vec<(String, u64, String, String)>) {
+    let mut all = vec!["audit", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = common::json(&all);
+    let rows = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            let f = a["file"].as_str().unwrap_or("");
+            (
+                f.rsplit('/').next().unwrap_or(f).to_string(),
+                a["line"].as_u64().unwrap_or(0),
+                a["kernel"].as_str().unwrap_or("").to_string(),
+                a["op"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    (out, rows)
+}
+
+#[test]
+fn device_code_in_included_headers_is_analysed_and_reported_there() {
+    let dir = scratch("headers");
+    // a kernel and a helper in a .h next to main.cu, as many programs are laid out; the
+    // header's stride comes from main.cu's definition above the #include
+    std::fs::write(
+        dir.join("kernel.h"),
+        "#ifndef STRIDE
+#define STRIDE 2
+#endif
+__device__ float helper(const float* p, int i) {
+  return p[i * STRIDE];
+}
+__global__ void in_header(float* out, const float* in) {
+  out[threadIdx.x * 2] = in[threadIdx.x];
+}
+",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("main.cu"),
+        "#define STRIDE 8
+#include \"kernel.h\"
+__device__ float twice(const float* p, int i) { return helper(p, i) * 2; }
+__global__ void k(float* out, const float* in) {
+  out[threadIdx.x] = twice(in, threadIdx.x);
+}
+int main() { float *a, *b; k<<<4, 256>>>(a, b); in_header<<<4, 128>>>(a, b); }
+",
+    )
+    .unwrap();
+    let (out, rows) = audited(&[&s(&dir)]);
+    let want = |f: &str, line: u64, kernel: &str, op: &str| {
+        rows.contains(&(f.into(), line, kernel.into(), op.into()))
+    };
+    assert!(want("kernel.h", 5, "k", "load"), "{rows:?}");
+    assert!(want("kernel.h", 8, "in_header", "store"), "{rows:?}");
+    assert!(want("kernel.h", 8, "in_header", "load"), "{rows:?}");
+    assert!(want("main.cu", 5, "k", "store"), "{rows:?}");
+    // the helper's load, filed at its own line with the calls it was inlined through,
+    // innermost first, and priced with the includer's STRIDE (8 floats: 32 bytes a lane)
+    let helper = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["line"] == 5 && a["file"].as_str().unwrap().ends_with("kernel.h"))
+        .unwrap();
+    assert_eq!(helper["sectors_per_request"], 32.0, "{helper}");
+    let chain: Vec<(u64, &str)> = helper["inlined_at"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["line"].as_u64().unwrap(), c["callee"].as_str().unwrap()))
+        .collect();
+    assert_eq!(chain, [(3, "helper"), (5, "twice")], "{helper}");
+    assert_eq!(helper["end_line"], 5);
+    // the finding points into the header and shows the chain as related locations
+    let check = common::json(&["check", "--format", "json", &s(&dir)]);
+    let d = check["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["at"]["line"] == 5 && d["at"]["file"].as_str().unwrap().ends_with("kernel.h"))
+        .unwrap_or_else(|| panic!("no finding in the header: {check}"));
+    let labels = d["labels"].to_string();
+    assert!(
+        labels.contains("`helper` inlined into `twice` here")
+            && labels.contains("`twice` inlined into kernel `k` here"),
+        "{labels}"
+    );
+}
+
+#[test]
+fn a_header_with_kernels_that_nothing_includes_is_analysed_on_its_own() {
+    let dir = scratch("lone-header");
+    std::fs::write(
+        dir.join("lonely.hpp"),
+        "__global__ void lonely(float* out) { out[threadIdx.x * 4] = 1.0f; }
+",
+    )
+    .unwrap();
+    // a header without kernels that nothing includes is not read at all
+    std::fs::write(dir.join("util.h"), "#define UNUSED 1
+").unwrap();
+    let (_, rows) = audited(&[&s(&dir)]);
+    assert_eq!(
+        rows,
+        [("lonely.hpp".into(), 1, "lonely".into(), "store".into())]
+    );
+    // a folder with neither .cu files nor a header with a kernel is still an error
+    let empty = scratch("headers-only");
+    std::fs::write(empty.join("util.h"), "#define UNUSED 1
+").unwrap();
+    let r = common::run(&["check", &s(&empty)]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no .cu or .cuh files"), "{}", r.stderr);
+}
+
+#[test]
+fn ignored_and_excluded_headers_are_read_but_not_reported() {
+    let dir = scratch("excluded-headers");
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(&dir)
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    assert!(git, "git is needed for this test");
+    std::fs::create_dir_all(dir.join("gen")).unwrap();
+    std::fs::create_dir_all(dir.join("third_party")).unwrap();
+    std::fs::write(dir.join(".gitignore"), "gen/\n").unwrap();
+    // three helpers loading different elements (one address loaded twice is one load)
+    let helper = |name: &str, k: usize| {
+        format!("__device__ float {name}(const float* p) {{ return p[threadIdx.x * 8 + {k}]; }}\n")
+    };
+    std::fs::write(dir.join("gen/gen.h"), helper("generated", 0)).unwrap();
+    std::fs::write(dir.join("third_party/lib.h"), helper("vendored", 1)).unwrap();
+    std::fs::write(dir.join("own.h"), helper("own", 2)).unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "#include \"gen/gen.h\"\n#include \"third_party/lib.h\"\n#include \"own.h\"\n__global__ void k(float* o, const float* a) {\n  o[threadIdx.x] = generated(a) + vendored(a) + own(a);\n}\n",
+    )
+    .unwrap();
+    let files = |args: &[&str]| -> Vec<String> {
+        let (_, rows) = audited(args);
+        let mut f: Vec<String> = rows.into_iter().map(|r| r.0).collect();
+        f.sort();
+        f.dedup();
+        f
+    };
+    let k = s(&dir.join("k.cu"));
+    // the .gitignore'd header is not reported; the vendored one is, until excluded
+    assert_eq!(files(&[&k]), ["k.cu", "lib.h", "own.h"]);
+    assert_eq!(
+        files(&["--exclude", "**/third_party/**", &k]),
+        ["k.cu", "own.h"]
+    );
+    std::fs::write(dir.join("cudalint.toml"), "exclude = [\"third_party/**\"]\n").unwrap();
+    assert_eq!(files(&[&k]), ["k.cu", "own.h"]);
+    // excluded files found by a folder walk are not checked either
+    std::fs::write(dir.join("third_party/vendored.cu"), GOOD).unwrap();
+    assert_eq!(
+        files(&["--exclude", "**/third_party/**", &s(&dir)]),
+        ["k.cu", "own.h"]
+    );
 }
 
 #[test]

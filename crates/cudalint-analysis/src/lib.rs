@@ -14,7 +14,7 @@ use cudalint_syntax::{FileModel, FnKind, Function, Span};
 use std::collections::HashMap;
 
 pub use cost::{Class, Cost};
-pub use interp::{AccessOp, FieldInfo, Loc, Space};
+pub use interp::{AccessOp, FieldInfo, InlineSite, Loc, Space};
 pub use project::Project;
 
 /// The memory system's geometry: H100/H200 by default (what the ground truth measured).
@@ -115,6 +115,8 @@ pub struct Access {
     pub runtime: Vec<(String, i64)>,
     pub assumptions: Vec<String>,
     pub padding: Option<Padding>,
+    /// The calls the access was inlined through, innermost first.
+    pub inlined_at: Vec<InlineSite>,
 }
 
 /// A kernel the analysis could not look into.
@@ -314,6 +316,7 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
                 runtime: names,
                 assumptions: raw.assumptions.clone(),
                 padding,
+                inlined_at: raw.inlined_at.clone(),
             };
             // the same access reached twice in one run (inlined helpers, macros) is kept once
             // per occurrence index so two calls of one helper stay two accesses

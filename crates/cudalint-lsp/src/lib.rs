@@ -85,7 +85,12 @@ fn analyse(
         .unwrap_or_else(|| uri.as_str().to_string());
     let mut inputs = vec![Input::new(path, text)];
     // a cudalint.toml that does not load is reported by the CLI; here the defaults apply
-    let _ = cudalint_rules::workspace::prepare(&mut inputs, None, &[]);
+    let _ = cudalint_rules::workspace::prepare(
+        &mut inputs,
+        None,
+        &[],
+        cudalint_rules::workspace::Headers::Context,
+    );
     // a check that panicked left the cache half written: start it afresh
     let mut checker = checker.lock().unwrap_or_else(|poisoned| {
         let mut c = poisoned.into_inner();

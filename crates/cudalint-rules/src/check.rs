@@ -83,6 +83,9 @@ pub struct AccessRecord {
     pub file: String,
     pub line: usize,
     pub column: usize,
+    /// The last line of the access's expression: nvcc files a statement split over lines
+    /// (`reinterpret_cast<float4*>(\n &C[i])[0] = v`) under a later one.
+    pub end_line: usize,
     pub kernel: String,
     pub space: &'static str,
     pub op: &'static str,
@@ -99,6 +102,8 @@ pub struct AccessRecord {
     pub block: [i64; 3],
     pub block_source: String,
     pub text: String,
+    /// The calls of `__device__` functions the access was inlined through, innermost first.
+    pub inlined_at: Vec<CallSite>,
     /// Where the access is, as a byte range of the file (for editors).
     #[serde(skip)]
     pub span: std::ops::Range<usize>,
@@ -108,6 +113,15 @@ pub struct AccessRecord {
     /// Bytes per sector and per bank of the target (to draw the warp's picture).
     #[serde(skip)]
     pub geometry: (i64, i64, i64),
+}
+
+/// A call an access was inlined through.
+#[derive(Clone, Debug, Serialize)]
+pub struct CallSite {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub callee: String,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -369,10 +383,24 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
         _ => (None, None),
     };
     let source = rules::shape_text(a, ctx);
+    let inlined_at = a
+        .inlined_at
+        .iter()
+        .map(|s| {
+            let c = ctx.pos(s.loc);
+            CallSite {
+                file: c.file,
+                line: c.line,
+                column: c.column,
+                callee: s.callee.clone(),
+            }
+        })
+        .collect();
     AccessRecord {
         file: p.file,
         line: p.line,
         column: p.column,
+        end_line: p.end_line,
         kernel: a.kernel.clone(),
         space: a.space.as_str(),
         op: a.op.as_str(),
@@ -387,6 +415,7 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
         block: a.shape.block,
         block_source: source,
         text: ctx.text(a.loc),
+        inlined_at,
         span: p.bytes.clone(),
         lanes: a.cost.lanes.clone(),
         geometry: (

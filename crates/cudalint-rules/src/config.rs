@@ -17,6 +17,7 @@ pub const OPTIONS: &[(&str, &str)] = &[
     ("fail-on", "`error`, `warning`, `info` or `never`: the lowest severity that makes `check` exit 1"),
     ("[severity] CODE", "the severity of a rule: `error`, `warning` or `info`"),
     ("[per-file-ignores] \"GLOB\"", "codes or prefixes not reported in files matching the glob (relative to the config's folder)"),
+    ("exclude", "files never checked or reported, as globs relative to the config's folder: [\"third_party/**\"]; an excluded header a checked file includes is still read for its macros, types and helpers"),
     ("[analysis] block", "block shape for kernels with no visible launch and no __launch_bounds__, e.g. [256] or [16, 16]"),
     ("[analysis] runtime-default", "value assumed for runtime quantities with no configured value (default 1024)"),
     ("defines", "macros defined for every file, as `-D` takes them: [\"USE_FP16\", \"TILE=32\"]; they pick `#if` branches and give values to names the files do not define"),
@@ -41,6 +42,8 @@ struct Raw {
     severity: BTreeMap<Spanned<String>, Spanned<String>>,
     #[serde(default)]
     per_file_ignores: BTreeMap<Spanned<String>, Vec<Spanned<String>>>,
+    #[serde(default)]
+    exclude: Vec<Spanned<String>>,
     #[serde(default)]
     analysis: RawAnalysis,
     #[serde(default)]
@@ -88,6 +91,7 @@ pub struct Config {
     pub fail_on: Option<Option<Severity>>,
     pub severity: BTreeMap<String, Severity>,
     per_file_ignores: Vec<(globset::GlobMatcher, Vec<String>)>,
+    exclude: Vec<globset::GlobMatcher>,
     pub default_block: Option<[i64; 3]>,
     pub runtime_default: Option<i64>,
     pub kernel_blocks: BTreeMap<String, [i64; 3]>,
@@ -192,6 +196,15 @@ impl Config {
             cfg.per_file_ignores
                 .push((g.compile_matcher(), codes(list, "per-file-ignores")?));
         }
+        for glob in &raw.exclude {
+            let g = globset::Glob::new(glob.get_ref()).map_err(|e| {
+                at(
+                    glob.span(),
+                    format!("`exclude`: bad glob `{}`: {e}", glob.get_ref()),
+                )
+            })?;
+            cfg.exclude.push(g.compile_matcher());
+        }
         if let Some(b) = &raw.analysis.block {
             cfg.default_block = Some(block(b.get_ref()).ok_or_else(|| {
                 at(
@@ -282,16 +295,29 @@ impl Config {
         if !on || self.ignore.iter().any(|c| code.starts_with(c.as_str())) {
             return false;
         }
-        let dir = self.path.parent().unwrap_or(Path::new(""));
-        let abs = std::fs::canonicalize(file).unwrap_or_else(|_| PathBuf::from(file));
-        let canon_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        let rel = abs
-            .strip_prefix(&canon_dir)
-            .map(Path::to_path_buf)
-            .unwrap_or(abs.clone());
+        let rel = self.relative(file);
         !self.per_file_ignores.iter().any(|(g, codes)| {
             g.is_match(&rel) && codes.iter().any(|c| code.starts_with(c.as_str()))
         })
+    }
+
+    /// Whether `exclude` names the file: it is neither checked nor reported.
+    pub fn excludes(&self, file: &str) -> bool {
+        if self.exclude.is_empty() {
+            return false;
+        }
+        let rel = self.relative(file);
+        self.exclude.iter().any(|g| g.is_match(&rel))
+    }
+
+    /// `file` relative to the configuration's folder (as its globs are written).
+    fn relative(&self, file: &str) -> PathBuf {
+        let dir = self.path.parent().unwrap_or(Path::new(""));
+        let abs = std::fs::canonicalize(file).unwrap_or_else(|_| PathBuf::from(file));
+        let canon_dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        abs.strip_prefix(&canon_dir)
+            .map(Path::to_path_buf)
+            .unwrap_or(abs.clone())
     }
 
     /// The analysis options of files under this configuration, over `base`.

@@ -6,7 +6,7 @@
 //! inside such a segment moves by how far the segment's start moved; a span inside a kernel that
 //! changed, or one across segments, cannot be moved and the kernel is analysed again.
 
-use cudalint_analysis::{Access, Analysis, Loc, Padding, Shape, ShapeSource, Skipped};
+use cudalint_analysis::{Access, Analysis, InlineSite, Loc, Padding, Shape, ShapeSource, Skipped};
 use cudalint_syntax::Span;
 
 /// One file's kernels, old and new, parallel, in text order.
@@ -114,8 +114,12 @@ impl Moves {
                 runtime: _,
                 assumptions: _,
                 padding,
+                inlined_at,
             } = x;
             self.loc(loc)?;
+            for InlineSite { loc, callee: _ } in inlined_at {
+                self.loc(loc)?;
+            }
             self.loc(kernel_loc)?;
             self.opt(decl)?;
             self.opt(lane_term)?;

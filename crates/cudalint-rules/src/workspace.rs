@@ -1,22 +1,52 @@
-//! Reading a workspace as frontends need it: the headers checked files include (as context)
-//! and the cudalint.toml that governs each file. Shared by the CLI and the language server.
+//! Reading a workspace as frontends need it: the headers checked files include and the
+//! cudalint.toml that governs each file. Shared by the CLI and the language server.
 
 use crate::Input;
 use std::path::{Path, PathBuf};
 
+/// What becomes of the headers checked files include.
+pub enum Headers<'a> {
+    /// Part of the translation unit, as the compiler sees them: their kernels and the
+    /// `__device__` functions the checked files call are analysed and reported in them,
+    /// unless `skip` says the file is not the project's to report (a .gitignore'd or
+    /// excluded path). The CLI.
+    Reported { skip: &'a dyn Fn(&Path) -> bool },
+    /// Read only for their macros, types and helpers: the language server reports on the
+    /// document it is given.
+    Context,
+}
+
 /// Everything the checked files need from their workspace: each file's cudalint.toml (the one
-/// `given`, or the nearest above it), and the headers they include, read as context.
+/// `given`, or the nearest above it), and the headers they include.
 pub fn prepare(
     inputs: &mut Vec<Input>,
     given: Option<&str>,
     include_dirs: &[PathBuf],
+    headers: Headers,
 ) -> Result<(), String> {
     // the headers are added even when a configuration does not load: the language server
     // goes on with the defaults
     let configs = attach_configs(inputs, given);
+    if let Headers::Reported { .. } = headers {
+        // what a configuration excludes is not checked (nor read, unless something includes it)
+        inputs.retain(|i| !i.config.as_ref().is_some_and(|c| c.excludes(&i.path)));
+    }
     let checked = inputs.len();
     add_included(inputs, include_dirs);
-    configs.and(attach_configs(&mut inputs[checked..], given))
+    let configs = configs.and(attach_configs(&mut inputs[checked..], given));
+    for input in &mut inputs[checked..] {
+        input.context = match &headers {
+            Headers::Context => true,
+            Headers::Reported { skip } => {
+                skip(Path::new(&input.path))
+                    || input
+                        .config
+                        .as_ref()
+                        .is_some_and(|c| c.excludes(&input.path))
+            }
+        };
+    }
+    configs
 }
 
 /// How many folders above the including file a header is looked for, when neither the
@@ -34,9 +64,10 @@ fn include_candidates(dir: &Path, inc: &str, dirs: &[PathBuf], config: &[PathBuf
     out
 }
 
-/// Headers that checked files include with `#include "..."` are read too, as context: their
-/// macros, constants and helpers are what the kernels see. An include found nowhere (see
-/// `include_candidates`) is skipped silently: it may be a system or generated header.
+/// Headers that checked files include with `#include "..."` are read too: their macros,
+/// constants and helpers are what the kernels see, and their device code is part of the
+/// includer's translation unit. An include found nowhere (see `include_candidates`) is
+/// skipped silently: it may be a system or generated header.
 fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
     const MAX_CONTEXT_FILES: usize = 2000;
     let mut known: std::collections::HashSet<std::path::PathBuf> = inputs
@@ -85,8 +116,7 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
                 continue;
             }
             let path = candidate.to_string_lossy().into_owned();
-            if let Ok(mut input) = read(&path) {
-                input.context = true;
+            if let Ok(input) = read(&path) {
                 inputs.push(input);
                 added += 1;
             }

@@ -1,12 +1,18 @@
-//! Turning command-line paths into files to check: folders are walked for .cu/.cuh files
-//! (respecting .gitignore as ripgrep does), each file is read and vetted, and every problem
-//! becomes a one-line message naming the path while the other files go on. The headers they
-//! include are added after (`cudalint_rules::workspace::prepare`).
+//! Turning command-line paths into files to check: folders are walked for .cu/.cuh files, and
+//! for headers that hold kernels (respecting .gitignore as ripgrep does, and `--exclude`),
+//! each file is read and vetted, and every problem becomes a one-line message naming the path
+//! while the other files go on. The headers they include are added after
+//! (`cudalint_rules::workspace::prepare`).
 
 use cudalint_rules::Input;
 use std::path::Path;
 
 pub const EXTENSIONS: &[&str] = &["cu", "cuh"];
+
+/// Headers a folder walk looks into: one that holds `__global__` code and that no checked file
+/// includes is analysed on its own, as clangd does for a header with no compile command (an
+/// included one is part of its includer's translation unit either way).
+pub const HEADER_EXTENSIONS: &[&str] = &["h", "hpp", "hh", "hxx", "inl", "cuinl"];
 
 /// Files larger than this are refused (generated files this large are not hand-written CUDA).
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -18,47 +24,119 @@ pub struct Collected {
     pub warnings: Vec<String>,
 }
 
-fn is_cuda(path: &Path) -> bool {
+fn has_extension(path: &Path, list: &[&str]) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
-        .is_some_and(|e| EXTENSIONS.contains(&e))
+        .is_some_and(|e| list.contains(&e))
 }
 
-pub fn collect(paths: &[String]) -> Collected {
+/// `--exclude` globs, matched against a path as walked or given (`./` dropped).
+#[derive(Default)]
+pub struct Excludes(Option<globset::GlobSet>);
+
+impl Excludes {
+    pub fn new(globs: &[String]) -> Result<Excludes, String> {
+        if globs.is_empty() {
+            return Ok(Excludes(None));
+        }
+        let mut b = globset::GlobSetBuilder::new();
+        for g in globs {
+            b.add(globset::Glob::new(g).map_err(|e| format!("--exclude {g}: {e}"))?);
+        }
+        b.build()
+            .map(|s| Excludes(Some(s)))
+            .map_err(|e| format!("--exclude: {e}"))
+    }
+
+    pub fn matches(&self, path: &Path) -> bool {
+        let Some(set) = &self.0 else { return false };
+        let p = path.strip_prefix(".").unwrap_or(path);
+        set.is_match(p)
+    }
+}
+
+/// Whether a file found through an `#include` is ignored by the .gitignore files of its
+/// repository, as a folder walk would have skipped it (applied only inside a git work tree,
+/// as ripgrep does).
+pub fn gitignored(path: &Path) -> bool {
+    let Ok(abs) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    let dirs: Vec<&Path> = abs.ancestors().skip(1).collect();
+    let Some(top) = dirs.iter().position(|d| d.join(".git").exists()) else {
+        return false;
+    };
+    // the nearest .gitignore that says anything about the path decides
+    for dir in &dirs[..=top] {
+        let file = dir.join(".gitignore");
+        if !file.is_file() {
+            continue;
+        }
+        let (gi, _) = ignore::gitignore::Gitignore::new(&file);
+        match gi.matched_path_or_any_parents(&abs, false) {
+            ignore::Match::Ignore(_) => return true,
+            ignore::Match::Whitelist(_) => return false,
+            ignore::Match::None => {}
+        }
+    }
+    false
+}
+
+pub fn collect(paths: &[String], excludes: &Excludes) -> Collected {
     let mut files = Vec::new();
+    let mut headers = Vec::new();
     let mut errors = Vec::new();
+    let mut bare_folders = Vec::new();
     for p in paths {
         let path = Path::new(p);
         match std::fs::metadata(path) {
             Err(e) => errors.push(format!("{p}: {}", io_message(&e))),
             Ok(m) if m.is_dir() => {
-                let before = files.len();
+                let before = (files.len(), headers.len());
                 for entry in ignore::WalkBuilder::new(path).hidden(true).build() {
                     match entry {
-                        Ok(e)
-                            if e.file_type().is_some_and(|t| t.is_file()) && is_cuda(e.path()) =>
-                        {
-                            files.push(e.path().to_string_lossy().into_owned())
+                        Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => {
+                            if excludes.matches(e.path()) {
+                                continue;
+                            }
+                            let f = e.path().to_string_lossy().into_owned();
+                            if has_extension(e.path(), EXTENSIONS) {
+                                files.push(f);
+                            } else if has_extension(e.path(), HEADER_EXTENSIONS) {
+                                headers.push(f);
+                            }
                         }
                         Ok(_) => {}
                         Err(e) => errors.push(format!("{p}: {e}")),
                     }
                 }
-                if files.len() == before {
-                    errors.push(format!("{p}: no .cu or .cuh files in this folder"));
+                if files.len() == before.0 {
+                    // unless one of its headers holds a kernel (checked once they are read)
+                    bare_folders.push((p.clone(), before.1..headers.len()));
                 }
             }
             Ok(_) => files.push(p.clone()),
         }
     }
+    for (p, range) in &bare_folders {
+        let has_kernel = headers[range.clone()].iter().any(|h| {
+            std::fs::read(h).is_ok_and(|b| b.windows(10).any(|w| w == b"__global__"))
+        });
+        if !has_kernel {
+            errors.push(format!("{p}: no .cu or .cuh files in this folder"));
+        }
+    }
     files.sort();
     files.dedup();
-    let read: Vec<Result<(Input, Option<String>), String>> = {
+    headers.sort();
+    headers.dedup();
+    headers.retain(|h| !files.contains(h));
+    let results: Vec<Result<(Input, Option<String>), String>> = {
         use rayon::prelude::*;
         files.par_iter().map(|f| read(f)).collect()
     };
     let (mut inputs, mut warnings) = (Vec::new(), Vec::new());
-    for r in read {
+    for r in results {
         match r {
             Ok((i, warning)) => {
                 inputs.push(i);
@@ -66,6 +144,20 @@ pub fn collect(paths: &[String]) -> Collected {
             }
             Err(e) => errors.push(e),
         }
+    }
+    // a header with kernels is checked like a .cu file; the others come in through the
+    // files that include them, and a header nothing includes and with no kernel is left alone
+    let kernels: Vec<(Input, Option<String>)> = {
+        use rayon::prelude::*;
+        headers
+            .par_iter()
+            .filter_map(|f| read(f).ok())
+            .filter(|(i, _)| i.text.contains("__global__"))
+            .collect()
+    };
+    for (i, warning) in kernels {
+        inputs.push(i);
+        warnings.extend(warning);
     }
     Collected {
         inputs,

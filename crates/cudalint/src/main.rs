@@ -104,6 +104,10 @@ struct AnalysisArgs {
     /// Use this configuration for every file instead of the nearest cudalint.toml.
     #[arg(long, value_name = "PATH")]
     config: Option<String>,
+    /// Neither check nor report files matching this glob (e.g. --exclude 'third_party/**'); an
+    /// excluded header that a checked file includes is still read for its definitions.
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
 }
 
 #[derive(Subcommand)]
@@ -229,15 +233,21 @@ fn run(
         eprintln!("cudalint: error: {e}");
         ExitCode::from(2)
     })?;
-    let mut collected = inputs::collect(paths);
+    let excludes = inputs::Excludes::new(&analysis.exclude).map_err(|e| {
+        eprintln!("cudalint: error: {e}");
+        ExitCode::from(2)
+    })?;
+    let mut collected = inputs::collect(paths, &excludes);
     if let Some(d) = analysis.include_dir.iter().find(|d| !d.is_dir()) {
         eprintln!("cudalint: error: -I {}: no such folder", d.display());
         return Err(ExitCode::from(2));
     }
+    let skip = |p: &std::path::Path| excludes.matches(p) || inputs::gitignored(p);
     if let Err(e) = cudalint_rules::workspace::prepare(
         &mut collected.inputs,
         analysis.config.as_deref(),
         &analysis.include_dir,
+        cudalint_rules::workspace::Headers::Reported { skip: &skip },
     ) {
         eprintln!("cudalint: error: {e}");
         return Err(ExitCode::from(2));

@@ -250,26 +250,22 @@ pub fn compare(
         let Some(local) = locals.get(&m.file) else {
             continue;
         };
-        let report = reports.iter().find(|r| &r.path == local);
-        let mut mine: Vec<&AccessRecord> = report
-            .map(|r| {
-                r.accesses
-                    .iter()
-                    .filter(|a| a.line == m.line && a.space == m.space && a.op == m.op)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let mut mine = measured_accesses(m, local, reports);
         if mine.iter().any(|a| a.bytes == m.bytes) {
             mine.retain(|a| a.bytes == m.bytes);
         }
-        // a finding of the same access kind on that line (messages start "global load ...")
+        // a finding on one of those accesses (messages start "global load ...")
         let kind = format!("{} {}", m.space, m.op);
-        let flagged = report.is_some_and(|r| {
-            r.diagnostics.iter().any(|d| {
-                d.at.line == m.line
-                    && matches!(d.code, "CL201" | "CL202" | "CL204" | "CL301")
-                    && d.message.starts_with(&kind)
-            })
+        let flagged = mine.iter().any(|a| {
+            reports
+                .iter()
+                .filter(|r| r.path == a.file)
+                .flat_map(|r| &r.diagnostics)
+                .any(|d| {
+                    (d.at.line, d.at.column) == (a.line, a.column)
+                        && matches!(d.code, "CL201" | "CL202" | "CL204" | "CL301")
+                        && d.message.starts_with(&kind)
+                })
         });
         let figures: Vec<(f64, f64)> = mine
             .iter()
@@ -308,6 +304,38 @@ pub fn compare(
         });
     }
     rows
+}
+
+/// cudalint's accesses of the measured kind that ncu files under this line: those on the line,
+/// else one whose expression ends on it (ncu files `reinterpret_cast<float4*>(\n &C[i])[0]`
+/// under the later line), else one inlined through a call on it (an access of a helper that
+/// ncu files under the call line).
+fn measured_accesses<'r>(
+    m: &Measured,
+    local: &str,
+    reports: &'r [FileReport],
+) -> Vec<&'r AccessRecord> {
+    let kind = |a: &&AccessRecord| a.space == m.space && a.op == m.op;
+    let all = || reports.iter().flat_map(|r| &r.accesses).filter(kind);
+    let on_line: Vec<_> = all()
+        .filter(|a| a.file == local && a.line == m.line)
+        .collect();
+    if !on_line.is_empty() {
+        return on_line;
+    }
+    let in_statement: Vec<_> = all()
+        .filter(|a| a.file == local && a.line < m.line && m.line <= a.end_line)
+        .collect();
+    if !in_statement.is_empty() {
+        return in_statement;
+    }
+    all()
+        .filter(|a| {
+            a.inlined_at
+                .iter()
+                .any(|c| c.file == local && c.line == m.line)
+        })
+        .collect()
 }
 
 fn num(x: f64) -> String {
@@ -385,7 +413,14 @@ pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bo
             None => unfound.push(m.file.clone()),
         }
     }
-    cudalint_rules::workspace::prepare(&mut inputs, None, &[])?;
+    // the profile's lines in headers are matched against the accesses reported there
+    let skip = |_: &Path| false;
+    cudalint_rules::workspace::prepare(
+        &mut inputs,
+        None,
+        &[],
+        cudalint_rules::workspace::Headers::Reported { skip: &skip },
+    )?;
     if inputs.is_empty() {
         return Err(format!(
             "{report}: none of its source files is under {} (recorded as {})",

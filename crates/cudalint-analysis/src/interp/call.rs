@@ -7,7 +7,7 @@ use super::{
     expr::cast_int,
     groups::warp_intrinsic,
     place::{index_of, strip_addr},
-    AccessOp, Frame, KernelRun, Loc, Ptr, Space, TArg, Val, MAX_CALL_DEPTH,
+    AccessOp, Frame, InlineSite, KernelRun, Loc, Ptr, Space, TArg, Val, MAX_CALL_DEPTH,
 };
 use crate::sym::{self, Op, Var};
 use crate::types;
@@ -53,7 +53,7 @@ impl KernelRun<'_> {
             };
             return self.expand_macro(params, body, argv, (file, span));
         }
-        let argv = match self.device_call(callee, name, targs, argv) {
+        let argv = match self.device_call(callee, name, targs, argv, span) {
             Ok(v) => return v,
             Err(argv) => argv,
         };
@@ -196,6 +196,7 @@ impl KernelRun<'_> {
         name: &str,
         targs: &[TemplateArg],
         argv: Vec<Val>,
+        span: Span,
     ) -> Result<Val, Vec<Val>> {
         let owner = callee
             .rsplit_once("::")
@@ -227,6 +228,8 @@ impl KernelRun<'_> {
         }
         let member_of = f.owner.as_ref().and(owner);
         let template = self.callee_template(f, member_of.as_deref(), targs);
+        // the call is in the caller's file (or at the use of the macro it is written in)
+        let site = self.loc(span);
         self.frames.push(Frame {
             scope_base: self.scopes.len(),
             file: fi,
@@ -250,9 +253,18 @@ impl KernelRun<'_> {
             };
             self.declare(&p.name, v);
         }
+        // the callee's accesses are filed at its own lines, with this call on their chain
+        // (a call written inside a macro is at the macro's use)
+        self.call_sites.push(InlineSite {
+            loc: site,
+            callee: name.to_string(),
+        });
+        let site_override = self.site_override.take();
         if let Some(body) = &f.body {
             self.stmts(body);
         }
+        self.site_override = site_override;
+        self.call_sites.pop();
         let frame = self.frames.pop();
         self.scopes
             .truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));

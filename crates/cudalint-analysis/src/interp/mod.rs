@@ -72,6 +72,13 @@ impl AccessOp {
 /// A place in a file: which file of the project, which bytes.
 pub type Loc = (usize, Span);
 
+/// A call through which an access was inlined: where the call is, and what it calls.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InlineSite {
+    pub loc: Loc,
+    pub callee: String,
+}
+
 #[derive(Clone, Debug)]
 pub struct FieldInfo {
     pub name: String,
@@ -112,6 +119,9 @@ pub struct RawAccess {
     /// Iterations of the innermost loop one instruction covers: 1, or the width of the
     /// vector load nvcc makes of an unrolled loop over consecutive elements.
     pub iter_step: i64,
+    /// The calls of `__device__` functions the access was inlined through, innermost first:
+    /// nvcc's line table files the access at its own line with this chain.
+    pub inlined_at: Vec<InlineSite>,
 }
 
 #[derive(Clone, Debug)]
@@ -212,6 +222,8 @@ pub struct KernelRun<'p> {
     mask: Sym,
     loop_stack: Vec<u32>,
     site_override: Option<Loc>,
+    /// The calls being inlined, outermost first.
+    call_sites: Vec<InlineSite>,
     macro_depth: usize,
     eval_depth: usize,
     steps: usize,
@@ -245,6 +257,7 @@ impl<'p> KernelRun<'p> {
             mask: sym::konst(1),
             loop_stack: Vec::new(),
             site_override: None,
+            call_sites: Vec::new(),
             macro_depth: 0,
             eval_depth: 0,
             steps: 0,

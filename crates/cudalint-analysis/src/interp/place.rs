@@ -209,6 +209,7 @@ impl KernelRun<'_> {
             lane_term,
             assumptions: place.assumption.iter().cloned().collect(),
             iter_step: 1,
+            inlined_at: self.call_sites.iter().rev().cloned().collect(),
         });
     }
 

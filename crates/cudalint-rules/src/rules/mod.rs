@@ -180,6 +180,17 @@ pub(crate) fn standard_labels(a: &Access, ctx: &Ctx) -> Vec<Label> {
             message: format!("`{}` declared here", a.base),
         });
     }
+    // the call chain the access was inlined through, innermost first
+    for (i, s) in a.inlined_at.iter().enumerate() {
+        let into = match a.inlined_at.get(i + 1) {
+            Some(outer) => format!("`{}`", outer.callee),
+            None => format!("kernel `{}`", a.kernel),
+        };
+        labels.push(Label {
+            at: ctx.pos(s.loc),
+            message: format!("`{}` inlined into {into} here", s.callee),
+        });
+    }
     labels
 }
 
