@@ -307,8 +307,12 @@ fn a_header_with_kernels_that_nothing_includes_is_analysed_on_its_own() {
     )
     .unwrap();
     // a header without kernels that nothing includes is not read at all
-    std::fs::write(dir.join("util.h"), "#define UNUSED 1
-").unwrap();
+    std::fs::write(
+        dir.join("util.h"),
+        "#define UNUSED 1
+",
+    )
+    .unwrap();
     let (_, rows) = audited(&[&s(&dir)]);
     assert_eq!(
         rows,
@@ -316,8 +320,12 @@ fn a_header_with_kernels_that_nothing_includes_is_analysed_on_its_own() {
     );
     // a folder with neither .cu files nor a header with a kernel is still an error
     let empty = scratch("headers-only");
-    std::fs::write(empty.join("util.h"), "#define UNUSED 1
-").unwrap();
+    std::fs::write(
+        empty.join("util.h"),
+        "#define UNUSED 1
+",
+    )
+    .unwrap();
     let r = common::run(&["check", &s(&empty)]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("no .cu or .cuh files"), "{}", r.stderr);
@@ -362,7 +370,11 @@ fn ignored_and_excluded_headers_are_read_but_not_reported() {
         files(&["--exclude", "**/third_party/**", &k]),
         ["k.cu", "own.h"]
     );
-    std::fs::write(dir.join("cudalint.toml"), "exclude = [\"third_party/**\"]\n").unwrap();
+    std::fs::write(
+        dir.join("cudalint.toml"),
+        "exclude = [\"third_party/**\"]\n",
+    )
+    .unwrap();
     assert_eq!(files(&[&k]), ["k.cu", "own.h"]);
     // excluded files found by a folder walk are not checked either
     std::fs::write(dir.join("third_party/vendored.cu"), GOOD).unwrap();

@@ -330,6 +330,7 @@ def accesses_of(report, base):
             "file": f, "line": a["line"], "end_line": a.get("end_line", a["line"]),
             "space": a["space"], "op": a["op"], "bytes": a["bytes"], "kernel": a["kernel"],
             "chain": chain, "class": a["class"], "text": a.get("text", ""),
+            "elem_type": a.get("elem_type", ""),
         })
     return out
 
@@ -363,7 +364,7 @@ def match(sites, accesses, compiled_kernels):
                 used.add(id(a))
             widths = {a["bytes"] for a in found if a["space"] != "unknown"}
             if widths:
-                (width_ok if widths <= s["widths"] else width_bad).append((key, widths))
+                (width_ok if widths <= s["widths"] else width_bad).append((key, widths, found))
         else:
             uncovered[key] = s
     # a phantom: an access of a kernel the compiler emitted whose line (or a line of its
@@ -517,9 +518,10 @@ def run_compare(args):
         "phantoms": sorted("%s:%d %s %s %s `%s`" % (rel(a["file"]), a["line"], a["space"],
                                                     a["op"], a["kernel"], a["text"])
                            for a in phantoms),
-        "widths": sorted("%s:%d %s %s sass %s cudalint %s" % (
-            rel(k[0]), k[1], k[2], k[3], sorted(sites[k]["widths"]), sorted(w))
-            for k, w in width_bad),
+        "widths": sorted("%s:%d %s %s sass %s cudalint %s %s" % (
+            rel(k[0]), k[1], k[2], k[3], sorted(sites[k]["widths"]), sorted(w),
+            "; ".join(sorted({"`%s` (%s)" % (a["text"], a["elem_type"]) for a in found})))
+            for k, w, found in width_bad),
         "failed": ["%s: %s" % (rel(f), e) for f, e in failed],
     }
     if args.json:
@@ -594,7 +596,7 @@ def run_fixtures(args):
             problems.append(((a["file"], a["line"]), "phantom: cudalint's %s %s `%s` has no "
                              "instruction of that space and op here" % (
                                  a["space"], a["op"], a["text"])))
-        for (sf, sl, space, op), w in width_bad:
+        for (sf, sl, space, op), w, _ in width_bad:
             problems.append(((sf, sl), "width: nvcc issues %s bytes for the %s %s here, "
                              "cudalint prices %s" % (sorted(sites[(sf, sl, space, op)]["widths"]),
                                                      space, op, sorted(w))))

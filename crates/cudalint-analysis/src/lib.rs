@@ -266,21 +266,26 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
         let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
         let mut masks = cost::MaskCache::default();
-        let mut merged = widen::vector_merges(&run, &shape, &runtime);
-        for (i, w) in widen::adjacent_shared_merges(&run, &shape, &runtime) {
-            merged.entry(i).or_insert(w);
-        }
-        for (i, w) in widen::unrolled_shared_loads(&run, &shape, &runtime) {
-            merged.entry(i).or_insert(w);
+        // what nvcc issues as one wider access: the first rule to claim an access owns it
+        let mut merged: HashMap<usize, widen::Widened> = HashMap::new();
+        let merges = widen::vector_merges(&run, &shape, &runtime)
+            .into_iter()
+            .chain(widen::adjacent_shared_merges(&run, &shape, &runtime))
+            .chain(widen::unrolled_shared_loads(&run, &shape, &runtime));
+        for m in merges {
+            if m.iter().all(|(i, _)| !merged.contains_key(i)) {
+                merged.extend(m);
+            }
         }
         for (ri, raw) in run.accesses.iter().enumerate() {
-            // a field access nvcc widens into one vector access of the element is priced as that
             let widened;
             let raw = match merged.get(&ri) {
-                Some(w) => {
+                Some(widen::Widened::As(w)) => {
                     widened = w.clone();
                     &widened
                 }
+                // issued by the vector instruction filed under another member
+                Some(widen::Widened::Folded) => continue,
                 None => raw,
             };
             let cost = cost::evaluate(raw, &shape, &runtime, &run.loops, &mut masks);

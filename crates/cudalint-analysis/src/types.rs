@@ -12,7 +12,8 @@ const fn l(size: i64, align: i64) -> Layout {
     Layout { size, align }
 }
 
-/// Built-in scalar and vector types (CUDA's `vector_types.h` alignments).
+/// Built-in scalar and vector types (CUDA's `vector_types.h` alignments), for Linux's LP64 data
+/// model, which nvcc follows in device code: `long` is 8 bytes, as on the host.
 pub fn builtin(name: &str) -> Option<Layout> {
     let n = name
         .trim_start_matches("const ")
@@ -22,34 +23,57 @@ pub fn builtin(name: &str) -> Option<Layout> {
     Some(match n {
         "char" | "signed char" | "unsigned char" | "bool" | "int8_t" | "uint8_t" | "uchar"
         | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" | "char1" | "uchar1" => l(1, 1),
-        "short" | "unsigned short" | "short int" | "int16_t" | "uint16_t" | "ushort" | "half"
-        | "__half" | "__nv_bfloat16" | "nv_bfloat16" | "bfloat16" | "char2" | "uchar2"
-        | "short1" => l(2, 2),
+        "char3" | "uchar3" => l(3, 1),
+        "short" | "unsigned short" | "short int" | "unsigned short int" | "signed short"
+        | "int16_t" | "uint16_t" | "ushort" | "half" | "__half" | "__nv_bfloat16"
+        | "nv_bfloat16" | "bfloat16" | "char2" | "uchar2" | "short1" | "ushort1" | "__half_raw"
+        | "__nv_bfloat16_raw" | "char16_t" | "__nv_fp8x2_e4m3" | "__nv_fp8x2_e5m2" => l(2, 2),
+        "short3" | "ushort3" => l(6, 2),
         "int" | "unsigned" | "unsigned int" | "signed" | "signed int" | "float" | "int32_t"
         | "uint32_t" | "uint" | "half2" | "__half2" | "__nv_bfloat162" | "nv_bfloat162"
-        | "char4" | "uchar4" | "short2" | "ushort2" | "int1" | "uint1" | "float1" | "long"
-        | "unsigned long" => l(4, 4),
+        | "char4" | "uchar4" | "short2" | "ushort2" | "int1" | "uint1" | "float1" | "wchar_t"
+        | "char32_t" => l(4, 4),
         "double"
+        | "long"
+        | "unsigned long"
+        | "long int"
+        | "signed long"
+        | "long signed int"
+        | "unsigned long int"
+        | "long unsigned int"
         | "long long"
+        | "signed long long"
         | "unsigned long long"
         | "long long int"
         | "unsigned long long int"
+        | "long long unsigned int"
         | "int64_t"
         | "uint64_t"
         | "size_t"
+        | "ssize_t"
         | "ptrdiff_t"
+        | "intptr_t"
+        | "uintptr_t"
+        | "ulong"
         | "float2"
         | "int2"
         | "uint2"
         | "double1"
+        | "long1"
+        | "ulong1"
         | "longlong1"
         | "ulonglong1"
         | "short4"
-        | "ushort4" => l(8, 8),
+        | "ushort4"
+        | "cuComplex"
+        | "cuFloatComplex"
+        | "cufftComplex" => l(8, 8),
         "float3" | "int3" | "uint3" => l(12, 4),
-        "float4" | "int4" | "uint4" | "double2" | "longlong2" | "ulonglong2" => l(16, 16),
-        "double3" => l(24, 8),
-        "double4" | "longlong4" | "ulonglong4" => l(32, 16),
+        "float4" | "int4" | "uint4" | "double2" | "long2" | "ulong2" | "longlong2"
+        | "ulonglong2" | "cuDoubleComplex" | "cufftDoubleComplex" | "__int128"
+        | "unsigned __int128" => l(16, 16),
+        "double3" | "long3" | "ulong3" | "longlong3" | "ulonglong3" => l(24, 8),
+        "double4" | "long4" | "ulong4" | "longlong4" | "ulonglong4" => l(32, 16),
         _ => return None,
     })
 }
@@ -124,14 +148,21 @@ fn member_name<'a>(fd: &'a cudalint_syntax::FieldDef, files: &[&'a FileModel]) -
 
 /// What `name` is a typedef of, one step (`typedef block_q4_K_s block_q4_K;`), if it is one.
 pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a TypeRef> {
-    files
-        .iter()
-        .find_map(|f| {
-            f.typedefs
-                .iter()
-                .find(|t| t.name == name && t.ty.name != name)
-        })
-        .map(|t| &t.ty)
+    files.iter().find_map(|f| {
+        f.typedefs
+            .iter()
+            .find(|t| t.name == name && t.ty.name != name)
+            .map(|t| &t.ty)
+            // `#define float_sw4 double`: the macro is the type where a type is expected
+            .or_else(|| {
+                f.defines
+                    .iter()
+                    .rev()
+                    .find(|d| d.name == name)
+                    .and_then(|d| d.as_type.as_ref())
+                    .filter(|t| t.name != name)
+            })
+    })
 }
 
 /// The type `name` names once every typedef of a non-pointer type is followed (a cycle of
@@ -280,6 +311,8 @@ fn vector_component(name: &str) -> Option<&'static str> {
         "ushort" => "unsigned short",
         "longlong" => "long long",
         "ulonglong" => "unsigned long long",
+        "long" => "long",
+        "ulong" => "unsigned long",
         "half" | "__half" => "half",
         "__nv_bfloat16" | "nv_bfloat16" => "__nv_bfloat16",
         _ => return None,

@@ -6,18 +6,60 @@
 
 use crate::interp::{self, AccessOp, Space};
 use crate::{lanes, sym, Shape};
-use std::collections::HashMap;
+
+/// What becomes of one source access under a rule.
+#[derive(Clone, Debug)]
+pub(crate) enum Widened {
+    /// Priced as this access (the vector instruction it is part of).
+    As(interp::RawAccess),
+    /// Part of a vector instruction reported at another member of its group: nvcc files the
+    /// one instruction under one line (a load under its first, a store under its last).
+    Folded,
+}
+
+/// The accesses one vector instruction stands for, with what becomes of each.
+pub(crate) type Merge = Vec<(usize, Widened)>;
+
+/// The member of a group nvcc files the vector instruction under: a load issues when the
+/// first scalar load would have, a store once the last value is known.
+fn filed_under(run: &interp::KernelRun, members: &[usize]) -> usize {
+    let key = |&m: &usize| {
+        let (f, s) = run.accesses[m].loc;
+        (f, s.start, s.end)
+    };
+    let pick = match run.accesses[members[0]].op {
+        AccessOp::Load => members.iter().min_by_key(|m| key(m)),
+        _ => members.iter().max_by_key(|m| key(m)),
+    };
+    pick.copied().unwrap_or(members[0])
+}
+
+/// One merge of `members`, each re-expressed by `widen`, all but the one filed folded.
+fn merge_of(
+    run: &interp::KernelRun,
+    members: &[usize],
+    widen: impl Fn(usize) -> interp::RawAccess,
+) -> Merge {
+    let primary = filed_under(run, members);
+    members
+        .iter()
+        .map(|&m| {
+            let w = if m == primary {
+                Widened::As(widen(m))
+            } else {
+                Widened::Folded
+            };
+            (m, w)
+        })
+        .collect()
+}
 
 /// Field accesses that nvcc turns into one vector access of the whole element, as measured:
 /// loads widen as soon as the same lanes load two or more fields of one 2-, 4-, 8- or 16-byte
 /// element (`LDG.E.64` for a float2's .x and .y); stores only when every byte of the element
 /// is written (otherwise `st.v2.u8` + `st.u8`). Returns, per access index, the access
 /// re-expressed as the element-wide one.
-pub(crate) fn vector_merges(
-    run: &interp::KernelRun,
-    shape: &Shape,
-    runtime: &[i64],
-) -> HashMap<usize, interp::RawAccess> {
+pub(crate) fn vector_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i64]) -> Vec<Merge> {
     let element = |a: &interp::RawAccess| -> Option<(i64, sym::Sym, lanes::Lanes)> {
         let f = a.field.as_ref()?;
         // a vector access needs the element aligned to its size: float2/float4/uchar4 are, a
@@ -41,22 +83,31 @@ pub(crate) fn vector_merges(
         .enumerate()
         .filter_map(|(i, a)| element(a).map(|(size, addr, lanes)| (i, size, addr, lanes)))
         .collect();
-    let mut out = HashMap::new();
-    for (i, size, addr, lanes) in &candidates {
+    let mut grouped = vec![false; candidates.len()];
+    let mut out = Vec::new();
+    for (ci, (i, size, addr, lanes)) in candidates.iter().enumerate() {
+        if grouped[ci] {
+            continue;
+        }
         let a = &run.accesses[*i];
-        let mut spans: Vec<(i64, i64)> = candidates
-            .iter()
-            .filter(|(j, s, _, l)| {
+        // the fields of the same element, loaded (or stored) by the same lanes
+        let group: Vec<usize> = (ci..candidates.len())
+            .filter(|&cj| {
+                let (j, s, _, l) = &candidates[cj];
                 let b = &run.accesses[*j];
-                s == size
+                !grouped[cj]
+                    && s == size
                     && l == lanes
                     && b.op == a.op
                     && b.base == a.base
                     && b.decl == a.decl
                     && b.loops == a.loops
             })
-            .filter_map(|(j, ..)| {
-                let b = &run.accesses[*j];
+            .collect();
+        let mut spans: Vec<(i64, i64)> = group
+            .iter()
+            .filter_map(|&cj| {
+                let b = &run.accesses[candidates[cj].0];
                 b.field.as_ref().map(|f| (f.offset, f.offset + b.bytes))
             })
             .collect();
@@ -72,12 +123,19 @@ pub(crate) fn vector_merges(
                 ok
             }) && end >= *size
         };
-        if widened {
-            let mut w = a.clone();
+        if !widened {
+            continue;
+        }
+        for &cj in &group {
+            grouped[cj] = true;
+        }
+        let members: Vec<usize> = group.iter().map(|&cj| candidates[cj].0).collect();
+        out.push(merge_of(run, &members, |m| {
+            let mut w = run.accesses[m].clone();
             w.addr = addr.clone();
             w.bytes = *size;
-            out.insert(*i, w);
-        }
+            w
+        }));
     }
     out
 }
@@ -91,7 +149,7 @@ pub(crate) fn adjacent_shared_merges(
     run: &interp::KernelRun,
     shape: &Shape,
     runtime: &[i64],
-) -> Vec<(usize, interp::RawAccess)> {
+) -> Vec<Merge> {
     let ws = lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &[]);
     let cands: Vec<(usize, lanes::Lanes)> = run
         .accesses
@@ -99,6 +157,7 @@ pub(crate) fn adjacent_shared_merges(
         .enumerate()
         .filter(|(_, a)| {
             a.space == Space::Shared
+                && a.op != AccessOp::Atomic
                 && a.field.is_none()
                 && !a.addr.data
                 && matches!(a.bytes, 1 | 2 | 4 | 8)
@@ -125,59 +184,75 @@ pub(crate) fn adjacent_shared_merges(
         if below {
             continue;
         }
-        let mut members = vec![i];
-        let mut cur = *li;
-        while members.len() < 4 {
+        let mut members = vec![(i, *li)];
+        while members.len() < 8 {
+            let cur = members[members.len() - 1].1;
             let next = cands.iter().find(|(j, lj)| {
-                !members.contains(j)
+                !members.iter().any(|(m, _)| m == j)
                     && same_group(a, &run.accesses[*j])
                     && (0..lanes::WARP).all(|l| lj[l] == cur[l] + a.bytes)
             });
             match next {
-                Some((j, lj)) => {
-                    members.push(*j);
-                    cur = *lj;
-                }
+                Some(&(j, lj)) => members.push((j, lj)),
                 None => break,
             }
         }
-        let width = match members.len() {
-            4 if a.bytes * 4 <= 16 => 4,
-            2 | 3 if a.bytes * 2 <= 16 => 2,
-            _ => continue,
-        };
-        let vbytes = a.bytes * width as i64;
-        if !li.iter().all(|x| x.rem_euclid(vbytes) == 0) {
-            continue;
-        }
-        // nvcc pairs them only if they are neighbours in every iteration of the loops around
-        // them: `sdata[index]` and `sdata[index + s]` are while s = 1 and no longer when s = 2
-        // (cuda-samples' reduce1)
-        let steady = a.loops.is_empty()
-            || (1..=2).all(|it| {
-                let iters: Vec<_> = a.loops.iter().map(|&id| (id, it)).collect();
-                let later = lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &iters);
-                let run_lanes: Option<Vec<lanes::Lanes>> = members[..width]
-                    .iter()
-                    .map(|&m| later.eval(&run.accesses[m].addr).ok())
-                    .collect();
-                run_lanes.is_some_and(|ls| {
-                    ls.windows(2)
-                        .all(|p| (0..lanes::WARP).all(|l| p[1][l] == p[0][l] + a.bytes))
-                        && ls[0].iter().all(|x| x.rem_euclid(vbytes) == 0)
-                })
+        // the run is issued in vector pieces of up to 16 bytes, each aligned to its size
+        let mut k = 0;
+        while k < members.len() {
+            let piece = [4usize, 2].into_iter().find(|&w| {
+                k + w <= members.len()
+                    && a.bytes * w as i64 <= 16
+                    && steady_piece(run, shape, runtime, &members[k..k + w], a.bytes)
             });
-        if !steady {
-            continue;
-        }
-        for &m in &members[..width] {
-            let mut w = a.clone();
-            w.loc = run.accesses[m].loc;
-            w.bytes = vbytes;
-            out.push((m, w));
+            let Some(w) = piece else {
+                k += 1;
+                continue;
+            };
+            let vbytes = a.bytes * w as i64;
+            let idx: Vec<usize> = members[k..k + w].iter().map(|(m, _)| *m).collect();
+            out.push(merge_of(run, &idx, |m| {
+                let mut v = a.clone();
+                v.loc = run.accesses[m].loc;
+                v.inlined_at = run.accesses[m].inlined_at.clone();
+                v.bytes = vbytes;
+                v
+            }));
+            k += w;
         }
     }
     out
+}
+
+/// Whether consecutive shared accesses `piece` start aligned to their joint size in every
+/// lane, and stay neighbours so aligned in every iteration of the loops around them: nvcc
+/// pairs `sdata[index]` and `sdata[index + s]` only while s = 1 (cuda-samples' reduce1).
+fn steady_piece(
+    run: &interp::KernelRun,
+    shape: &Shape,
+    runtime: &[i64],
+    piece: &[(usize, lanes::Lanes)],
+    bytes: i64,
+) -> bool {
+    let vbytes = bytes * piece.len() as i64;
+    if !piece[0].1.iter().all(|x| x.rem_euclid(vbytes) == 0) {
+        return false;
+    }
+    let a = &run.accesses[piece[0].0];
+    a.loops.is_empty()
+        || (1..=2).all(|it| {
+            let iters: Vec<_> = a.loops.iter().map(|&id| (id, it)).collect();
+            let later = lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &iters);
+            let run_lanes: Option<Vec<lanes::Lanes>> = piece
+                .iter()
+                .map(|(m, _)| later.eval(&run.accesses[*m].addr).ok())
+                .collect();
+            run_lanes.is_some_and(|ls| {
+                ls.windows(2)
+                    .all(|p| (0..lanes::WARP).all(|l| p[1][l] == p[0][l] + bytes))
+                    && ls[0].iter().all(|x| x.rem_euclid(vbytes) == 0)
+            })
+        })
 }
 
 /// A shared load in a loop of constant trip count that walks consecutive elements, aligned in
@@ -188,7 +263,7 @@ pub(crate) fn unrolled_shared_loads(
     run: &interp::KernelRun,
     shape: &Shape,
     runtime: &[i64],
-) -> Vec<(usize, interp::RawAccess)> {
+) -> Vec<Merge> {
     let mut out = Vec::new();
     for (i, a) in run.accesses.iter().enumerate() {
         if a.space != Space::Shared
@@ -227,7 +302,7 @@ pub(crate) fn unrolled_shared_loads(
         let mut w = a.clone();
         w.bytes = a.bytes * width;
         w.iter_step = width;
-        out.push((i, w));
+        out.push(vec![(i, Widened::As(w))]);
     }
     out
 }

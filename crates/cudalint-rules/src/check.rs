@@ -90,6 +90,8 @@ pub struct AccessRecord {
     pub space: &'static str,
     pub op: &'static str,
     pub bytes: i64,
+    /// The element type the width comes from, as the source names it.
+    pub elem_type: String,
     pub class: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stride_bytes: Option<i64>,
@@ -104,6 +106,9 @@ pub struct AccessRecord {
     pub text: String,
     /// The calls of `__device__` functions the access was inlined through, innermost first.
     pub inlined_at: Vec<CallSite>,
+    /// What the figures assume that the source does not say (an element size not known).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<String>,
     /// Where the access is, as a byte range of the file (for editors).
     #[serde(skip)]
     pub span: std::ops::Range<usize>,
@@ -405,6 +410,7 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
         space: a.space.as_str(),
         op: a.op.as_str(),
         bytes: a.bytes,
+        elem_type: a.elem_type.clone(),
         class: a.cost.class.name(),
         stride_bytes: stride,
         reason,
@@ -416,6 +422,7 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
         block_source: source,
         text: ctx.text(a.loc),
         inlined_at,
+        assumptions: a.assumptions.clone(),
         span: p.bytes.clone(),
         lanes: a.cost.lanes.clone(),
         geometry: (

@@ -299,6 +299,10 @@ pub struct Define {
     pub params: Option<Vec<String>>,
     /// The replacement parsed as an expression; `None` when it is empty or not an expression.
     pub body: Option<Expr>,
+    /// The replacement read as a type, when it is one (`#define float_sw4 double`,
+    /// `#define real_t unsigned long long`, `#define fptr float*`): the macro is then a type
+    /// alias wherever a type is expected.
+    pub as_type: Option<TypeRef>,
     pub span: Span,
 }
 

@@ -251,6 +251,7 @@ impl Shift for Define {
             name: _,
             params: _,
             body,
+            as_type: _,
             span,
         } = self;
         body.shift(by);

@@ -119,9 +119,9 @@ pub fn collect(paths: &[String], excludes: &Excludes) -> Collected {
         }
     }
     for (p, range) in &bare_folders {
-        let has_kernel = headers[range.clone()].iter().any(|h| {
-            std::fs::read(h).is_ok_and(|b| b.windows(10).any(|w| w == b"__global__"))
-        });
+        let has_kernel = headers[range.clone()]
+            .iter()
+            .any(|h| std::fs::read(h).is_ok_and(|b| b.windows(10).any(|w| w == b"__global__")));
         if !has_kernel {
             errors.push(format!("{p}: no .cu or .cuh files in this folder"));
         }

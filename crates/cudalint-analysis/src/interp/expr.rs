@@ -253,7 +253,7 @@ impl KernelRun<'_> {
                 } else {
                     i
                 };
-                p.offset = sym::add(p.offset, sym::mul(i, sym::konst(size)));
+                p.offset = sym::add(p.offset, sym::mul(i, size));
                 p.path = None;
                 if !p.dims.is_empty() {
                     p.dims = Rc::from(Vec::new());
@@ -262,16 +262,16 @@ impl KernelRun<'_> {
             }
             (Val::Int(i), Val::Ptr(mut p)) if op == BinOp::Add => {
                 let size = self.ptr_stride(&p);
-                p.offset = sym::add(p.offset, sym::mul(i, sym::konst(size)));
+                p.offset = sym::add(p.offset, sym::mul(i, size));
                 p.path = None;
                 Val::Ptr(p)
             }
             (Val::Ptr(p), Val::Ptr(q)) if op == BinOp::Sub && p.base == q.base => {
-                let size = self.ptr_stride(&p).max(1);
+                let size = self.ptr_stride(&p);
                 Val::Int(sym::binop(
                     BinOp::Div,
                     sym::binop(BinOp::Sub, p.offset, q.offset),
-                    sym::konst(size),
+                    size,
                 ))
             }
             (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
@@ -279,9 +279,12 @@ impl KernelRun<'_> {
         }
     }
 
-    fn ptr_stride(&self, p: &Ptr) -> i64 {
+    /// Bytes between neighbouring elements (rows, for a pointer to rows) of what `p` points to.
+    fn ptr_stride(&self, p: &Ptr) -> Sym {
         let elem = self.layout_of(&p.elem).map(|l| l.size).unwrap_or(4);
-        elem * p.dims.iter().product::<i64>().max(1)
+        p.dims
+            .iter()
+            .fold(sym::konst(elem), |acc, d| sym::mul(acc, d.clone()))
     }
 }
 

@@ -142,8 +142,9 @@ struct Ptr {
     offset: Sym,
     elem: TypeRef,
     /// Dimensions of what the pointer points to beyond the element (`float[33]` for a
-    /// decayed `float[32][33]`).
-    dims: Rc<[i64]>,
+    /// decayed `float[32][33]`); a dimension only known at run time (a template parameter
+    /// with no visible instantiation, `As[BS][BS]`) is a runtime value like any other.
+    dims: Rc<[Sym]>,
     decl: Option<Loc>,
     /// Indices applied so far from the array's own name, with its full dims.
     path: Option<(Vec<Sym>, Rc<[i64]>)>,
@@ -399,17 +400,11 @@ impl<'p> KernelRun<'p> {
                 return out;
             }
         }
-        // typedefs of pointer types (`typedef float* fptr;`)
-        for f in self.types() {
-            if let Some(t) = f
-                .typedefs
-                .iter()
-                .find(|t| t.name == ty.name && t.ty.pointer_depth > 0)
-            {
-                let mut out = t.ty.clone();
-                out.pointer_depth += ty.pointer_depth;
-                return out;
-            }
+        // typedefs of pointer types (`typedef float* fptr;`, `#define fptr float*`)
+        if let Some(t) = types::typedef_of(&ty.name, self.types()).filter(|t| t.pointer_depth > 0) {
+            let mut out = t.clone();
+            out.pointer_depth += ty.pointer_depth;
+            return out;
         }
         ty.clone()
     }

@@ -97,9 +97,10 @@ impl KernelRun<'_> {
                 )),
             ),
         };
-        let inner: i64 = p.dims.iter().product::<i64>().max(1);
-        let stride = inner * elem_layout.size;
-        p.offset = sym::add(p.offset, sym::mul(i.clone(), sym::konst(stride)));
+        let stride = p.dims.iter().fold(sym::konst(elem_layout.size), |acc, d| {
+            sym::mul(acc, d.clone())
+        });
+        p.offset = sym::add(p.offset, sym::mul(i.clone(), stride.clone()));
         if let Some((idx, full)) = &mut p.path {
             idx.push(i);
             if idx.len() > full.len() {
@@ -107,7 +108,12 @@ impl KernelRun<'_> {
             }
         }
         let subarray = !p.dims.is_empty();
-        let bytes = if subarray { stride } else { elem_layout.size };
+        // a row decays to a pointer: its size is never an access's
+        let bytes = if subarray {
+            stride.as_const().unwrap_or(0)
+        } else {
+            elem_layout.size
+        };
         if subarray {
             p.dims = Rc::from(p.dims[1..].to_vec());
         }

@@ -188,17 +188,16 @@ impl KernelRun<'_> {
         self.declare(&d.name, v);
     }
 
-    /// An array: shared, constant or local by its qualifier, with its dimensions when they
-    /// are all known (the padding proof and multi-dimensional indexing need them).
+    /// An array: shared, constant or local by its qualifier. Its inner dimensions give the
+    /// strides of its indices, even when the outer one is not known (`lut[K_TILE / 8][256]`
+    /// with K_TILE a template parameter); the padding proof needs them all constant.
     fn array_decl(&mut self, d: &Decl, ty: TypeRef) -> Val {
-        let dims: Vec<i64> = d
+        let dims: Vec<Sym> = d
             .dims
             .iter()
-            .map(|dim| {
-                dim.size
-                    .as_ref()
-                    .and_then(|e| self.pure_rvalue(e).sym().as_const())
-                    .unwrap_or(0)
+            .map(|dim| match &dim.size {
+                Some(e) => self.pure_rvalue(e).sym(),
+                None => sym::konst(0),
             })
             .collect();
         let space = if d.shared {
@@ -208,25 +207,21 @@ impl KernelRun<'_> {
         } else {
             Space::Local
         };
-        let known = dims.iter().all(|x| *x > 0);
-        let full: Rc<[i64]> = Rc::from(if known { dims.clone() } else { Vec::new() });
-        let inner: Rc<[i64]> = Rc::from(if known && dims.len() > 1 {
-            dims[1..].to_vec()
-        } else {
-            Vec::new()
+        let inner: Vec<Sym> = dims.iter().skip(1).cloned().collect();
+        let constant: Option<Vec<i64>> = inner.iter().map(|x| x.as_const()).collect();
+        let path = constant.filter(|c| c.iter().all(|x| *x > 0)).map(|c| {
+            let outer = dims.first().and_then(|x| x.as_const()).unwrap_or(0);
+            let full: Vec<i64> = std::iter::once(outer).chain(c).collect();
+            (Vec::new(), Rc::from(full))
         });
         Val::Ptr(Ptr {
             space,
             base: d.name.as_str().into(),
             offset: sym::konst(0),
             elem: ty,
-            dims: inner,
+            dims: Rc::from(inner),
             decl: Some((self.file(), d.span)),
-            path: if known {
-                Some((Vec::new(), full))
-            } else {
-                None
-            },
+            path,
         })
     }
 

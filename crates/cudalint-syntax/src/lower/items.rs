@@ -68,14 +68,19 @@ impl<'s> Lowerer<'s> {
                 .map(|c| self.text(c).to_string())
                 .collect::<Vec<_>>()
         });
-        let body = n.child_by_field_id(fid().value.get()).and_then(|v| {
+        let value = n.child_by_field_id(fid().value.get());
+        let body = value.and_then(|v| {
             let text = self.text(v);
             parse_expression_snippet(text, v.start_byte())
         });
+        let as_type = value
+            .filter(|_| params.is_none())
+            .and_then(|v| type_text(self.text(v)));
         self.model.defines.push(Define {
             name: self.text(name).to_string(),
             params,
             body,
+            as_type,
             span: span(n),
         });
     }
@@ -347,4 +352,75 @@ impl<'s> Lowerer<'s> {
         self.current_fn = outer;
         self.model.functions[index].body = body;
     }
+}
+
+/// A macro replacement that spells a type: C's type keywords (`double`, `unsigned long long`,
+/// `const float`), or one name that ends in a type's usual suffix or is a CUDA scalar
+/// (`__half`, `uint64_t`, `my_real_t`), either followed by `*`s. A name alone that could be a
+/// value (`#define N M`) is not read as a type.
+pub(super) fn type_text(text: &str) -> Option<TypeRef> {
+    const KEYWORDS: &[&str] = &[
+        "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+    ];
+    const SCALARS: &[&str] = &[
+        "half",
+        "__half",
+        "half2",
+        "__half2",
+        "__nv_bfloat16",
+        "__nv_bfloat162",
+        "nv_bfloat16",
+        "size_t",
+        "ptrdiff_t",
+        "float2",
+        "float4",
+        "double2",
+        "int2",
+        "int4",
+        "uint",
+        "ulong",
+        "uchar",
+        "ushort",
+    ];
+    let text = text.split("//").next()?.split("/*").next()?.trim();
+    let stars = text
+        .chars()
+        .rev()
+        .take_while(|c| *c == '*' || c.is_whitespace());
+    let pointer_depth = stars.filter(|c| *c == '*').count();
+    let words: Vec<&str> = text
+        .trim_end_matches(|c: char| c == '*' || c.is_whitespace())
+        .split_whitespace()
+        .collect();
+    let is_const = words.first() == Some(&"const");
+    let words: Vec<&str> = words
+        .into_iter()
+        .filter(|w| !matches!(*w, "const" | "volatile"))
+        .collect();
+    let ident = |w: &str| {
+        w.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if words.is_empty() || pointer_depth > 3 || !words.iter().all(|w| ident(w)) {
+        return None;
+    }
+    let typelike = if words.len() > 1 {
+        words.iter().all(|w| KEYWORDS.contains(w))
+    } else {
+        let w = words[0];
+        KEYWORDS.contains(&w)
+            || SCALARS.contains(&w)
+            || w.ends_with("_t")
+            || w.ends_with("int8")
+            || w.ends_with("int16")
+            || w.ends_with("int32")
+            || w.ends_with("int64")
+    };
+    typelike.then(|| TypeRef {
+        name: words.join(" "),
+        pointer_depth: pointer_depth as u8,
+        is_const,
+    })
 }
