@@ -281,7 +281,7 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
             let widened;
             let raw = match merged.get(&ri) {
                 Some(widen::Widened::As(w)) => {
-                    widened = w.clone();
+                    widened = (**w).clone();
                     &widened
                 }
                 // issued by the vector instruction filed under another member

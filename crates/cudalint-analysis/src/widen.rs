@@ -11,7 +11,7 @@ use crate::{lanes, sym, Shape};
 #[derive(Clone, Debug)]
 pub(crate) enum Widened {
     /// Priced as this access (the vector instruction it is part of).
-    As(interp::RawAccess),
+    As(Box<interp::RawAccess>),
     /// Part of a vector instruction reported at another member of its group: nvcc files the
     /// one instruction under one line (a load under its first, a store under its last).
     Folded,
@@ -45,7 +45,7 @@ fn merge_of(
         .iter()
         .map(|&m| {
             let w = if m == primary {
-                Widened::As(widen(m))
+                Widened::As(Box::new(widen(m)))
             } else {
                 Widened::Folded
             };
@@ -302,7 +302,7 @@ pub(crate) fn unrolled_shared_loads(
         let mut w = a.clone();
         w.bytes = a.bytes * width;
         w.iter_step = width;
-        out.push(vec![(i, Widened::As(w))]);
+        out.push(vec![(i, Widened::As(Box::new(w)))]);
     }
     out
 }
