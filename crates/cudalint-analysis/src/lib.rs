@@ -278,12 +278,8 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
             }
         }
         for (ri, raw) in run.accesses.iter().enumerate() {
-            let widened;
             let raw = match merged.get(&ri) {
-                Some(widen::Widened::As(w)) => {
-                    widened = (**w).clone();
-                    &widened
-                }
+                Some(widen::Widened::As(w)) => &**w,
                 // issued by the vector instruction filed under another member
                 Some(widen::Widened::Folded) => continue,
                 None => raw,
