@@ -159,11 +159,13 @@ pub fn configurations(
         let bindings = project
             .launches_of(&kernel.name)
             .next()
-            .map(|(fi, l)| {
+            .and_then(|(fi, l)| {
                 interp::KernelRun::new(project, options)
-                    .eval_launch(fi, l, kernel)
-                    .bindings
+                    .eval_launch_all(fi, l, kernel)
+                    .into_iter()
+                    .next()
             })
+            .map(|v| v.bindings)
             .unwrap_or_default();
         return vec![(
             Shape {
@@ -198,32 +200,33 @@ pub fn configurations(
     {
         for (fi, l) in project.launches_of(&kernel.name) {
             let mut run = interp::KernelRun::new(project, options);
-            let v = run.eval_launch(fi, l, kernel);
-            let block = match v.block {
-                Some(b) if b.iter().all(|x| *x > 0) && b.iter().product::<i64>() <= 4096 => b,
-                _ => {
-                    unresolved.get_or_insert((fi, l.span));
-                    continue;
+            for v in run.eval_launch_all(fi, l, kernel) {
+                let block = match v.block {
+                    Some(b) if b.iter().all(|x| *x > 0) && b.iter().product::<i64>() <= 4096 => b,
+                    _ => {
+                        unresolved.get_or_insert((fi, l.span));
+                        continue;
+                    }
+                };
+                let grid = v.grid.filter(|g| g.iter().all(|x| *x > 0)).unwrap_or([
+                    options.runtime_default,
+                    1,
+                    1,
+                ]);
+                let shape = Shape {
+                    block,
+                    grid,
+                    source: ShapeSource::Launch((fi, l.span)),
+                    target: options.target,
+                };
+                let dup = out.iter().any(|(s, b)| {
+                    s.block == shape.block
+                        && format!("{:?}{:?}", b.template_args, b.params)
+                            == format!("{:?}{:?}", v.bindings.template_args, v.bindings.params)
+                });
+                if !dup {
+                    out.push((shape, v.bindings));
                 }
-            };
-            let grid = v.grid.filter(|g| g.iter().all(|x| *x > 0)).unwrap_or([
-                options.runtime_default,
-                1,
-                1,
-            ]);
-            let shape = Shape {
-                block,
-                grid,
-                source: ShapeSource::Launch((fi, l.span)),
-                target: options.target,
-            };
-            let dup = out.iter().any(|(s, b)| {
-                s.block == shape.block
-                    && format!("{:?}{:?}", b.template_args, b.params)
-                        == format!("{:?}{:?}", v.bindings.template_args, v.bindings.params)
-            });
-            if !dup {
-                out.push((shape, v.bindings));
             }
         }
     }

@@ -1,8 +1,9 @@
 //! Name tables over all files of a run, built once: lookups of functions, macros, file-scope
 //! declarations and launches are hash lookups, not scans of every file.
 
-use cudalint_syntax::{Decl, Define, FileModel, FnKind, Function, Launch};
+use cudalint_syntax::{Decl, Define, Expr, ExprKind, FileModel, FnKind, Function, Launch, Stmt};
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 pub struct Project<'p> {
     pub files: &'p [&'p FileModel],
@@ -16,6 +17,9 @@ pub struct Project<'p> {
     defines: HashMap<&'p str, Vec<(usize, usize)>>,
     globals: HashMap<&'p str, Vec<(usize, usize)>>,
     launches: HashMap<&'p str, Vec<(usize, usize)>>,
+    /// Host functions by the names they call: built when a templated host wrapper is first
+    /// asked about.
+    host_callers: OnceLock<HashMap<String, Vec<(usize, usize)>>>,
 }
 
 fn short(name: &str) -> &str {
@@ -169,6 +173,7 @@ impl<'p> Project<'p> {
             defines: HashMap::new(),
             globals: HashMap::new(),
             launches: HashMap::new(),
+            host_callers: OnceLock::new(),
         };
         for (fi, f) in files.iter().enumerate() {
             for (i, x) in f.functions.iter().enumerate() {
@@ -234,7 +239,9 @@ impl<'p> Project<'p> {
     }
 
     /// The `__device__` functions with a body taking `arity` arguments that `file` sees
-    /// (overloads included), nearest first.
+    /// (overloads included), nearest first. When there is none, the functions the files show
+    /// as host functions: a kernel can only call one the compiler knows as device code, so its
+    /// specifier was a macro cudalint could not read (`DI`, `HD` defined as `__device__`).
     pub fn device_functions(
         &self,
         name: &str,
@@ -244,16 +251,66 @@ impl<'p> Project<'p> {
         let Some(list) = self.functions.get(short(name)) else {
             return Vec::new();
         };
-        let mut out = Vec::new();
+        let mut device = Vec::new();
+        let mut host = Vec::new();
         for &vf in &self.visible[file] {
             for &(f, i) in list.iter().filter(|(f, _)| *f == vf) {
-                if let Some(x) = self.files[f].functions.get(i) {
-                    if matches!(x.kind, FnKind::Device | FnKind::HostDevice)
-                        && x.params.len() == arity
-                        && x.body.is_some()
-                    {
-                        out.push((f, x));
+                let Some(x) = self.files[f].functions.get(i) else {
+                    continue;
+                };
+                if x.params.len() != arity || x.body.is_none() {
+                    continue;
+                }
+                match x.kind {
+                    FnKind::Device | FnKind::HostDevice => device.push((f, x)),
+                    FnKind::Host => host.push((f, x)),
+                    FnKind::Global => {}
+                }
+            }
+        }
+        if device.is_empty() {
+            host
+        } else {
+            device
+        }
+    }
+
+    /// The calls of `name` in host code (outside kernels and device functions), with the
+    /// file and function each is in.
+    pub fn host_calls_of(&self, name: &str) -> Vec<(usize, &'p Function, &'p Expr)> {
+        let callers = self.host_callers.get_or_init(|| {
+            let mut map: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
+            for (fi, f) in self.files.iter().enumerate() {
+                for (i, func) in f.functions.iter().enumerate() {
+                    let Some(body) = func.body.as_ref().filter(|_| func.kind == FnKind::Host)
+                    else {
+                        continue;
+                    };
+                    let mut found = Vec::new();
+                    calls_in(body, &mut found);
+                    for call in found {
+                        if let ExprKind::Call { callee, .. } = &call.kind {
+                            let list = map.entry(short(callee).to_string()).or_default();
+                            if !list.contains(&(fi, i)) {
+                                list.push((fi, i));
+                            }
+                        }
                     }
+                }
+            }
+            map
+        });
+        let mut out = Vec::new();
+        for &(fi, i) in callers.get(short(name)).into_iter().flatten() {
+            let Some(func) = self.files[fi].functions.get(i) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            calls_in(func.body.as_deref().unwrap_or(&[]), &mut found);
+            for call in found {
+                if matches!(&call.kind, ExprKind::Call { callee, .. } if short(callee) == short(name))
+                {
+                    out.push((fi, func, call));
                 }
             }
         }
@@ -267,5 +324,87 @@ impl<'p> Project<'p> {
             .into_iter()
             .flatten()
             .filter_map(move |&(f, i)| files[f].launches.get(i).map(|l| (f, l)))
+    }
+}
+
+/// Every call expression in statements, outermost first.
+fn calls_in<'a>(body: &'a [Stmt], out: &mut Vec<&'a Expr>) {
+    fn expr<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        let d = depth + 1;
+        match &e.kind {
+            ExprKind::Call { args, .. } => {
+                out.push(e);
+                for a in args {
+                    expr(a, out, d);
+                }
+            }
+            ExprKind::Field { base, .. } => expr(base, out, d),
+            ExprKind::Index { base, index } => {
+                expr(base, out, d);
+                expr(index, out, d);
+            }
+            ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } => expr(arg, out, d),
+            ExprKind::SizeofExpr(a) => expr(a, out, d),
+            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Assign { lhs, rhs, .. } => {
+                expr(lhs, out, d);
+                expr(rhs, out, d);
+            }
+            ExprKind::Comma(a, b) => {
+                expr(a, out, d);
+                expr(b, out, d);
+            }
+            ExprKind::Cond { cond, then, els } => {
+                expr(cond, out, d);
+                expr(then, out, d);
+                expr(els, out, d);
+            }
+            ExprKind::Init(items) => {
+                for i in items {
+                    expr(i, out, d);
+                }
+            }
+            _ => {}
+        }
+    }
+    for s in body {
+        match s {
+            Stmt::Decl(d) => {
+                if let Some(init) = &d.init {
+                    expr(init, out, 0);
+                }
+            }
+            Stmt::Expr(e) => expr(e, out, 0),
+            Stmt::If { cond, then, els } => {
+                expr(cond, out, 0);
+                calls_in(then, out);
+                calls_in(els, out);
+            }
+            Stmt::For {
+                init,
+                cond,
+                update,
+                body,
+                ..
+            } => {
+                calls_in(init, out);
+                if let Some(c) = cond {
+                    expr(c, out, 0);
+                }
+                if let Some(u) = update {
+                    expr(u, out, 0);
+                }
+                calls_in(body, out);
+            }
+            Stmt::While { cond, body, .. } => {
+                expr(cond, out, 0);
+                calls_in(body, out);
+            }
+            Stmt::Block(b) => calls_in(b, out),
+            Stmt::Return(Some(e), _) => expr(e, out, 0),
+            Stmt::Return(None, _) | Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
+        }
     }
 }

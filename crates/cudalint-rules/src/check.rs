@@ -185,8 +185,7 @@ impl Ctx<'_> {
 /// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
 pub fn parse_all(inputs: &[Input], settings: &Settings) -> Vec<Option<ParsedFile>> {
     use crate::include_context::{includer_defines, may_give};
-    let base: Vec<cudalint_syntax::Defines> =
-        inputs.iter().map(|i| settings.defines_for(i)).collect();
+    let base = crate::include_context::base_defines(inputs, settings);
     let prepared: Vec<std::borrow::Cow<str>> = inputs
         .par_iter()
         .zip(&base)

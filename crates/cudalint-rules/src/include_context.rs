@@ -5,14 +5,15 @@
 //! including ggml-common.h). A header included by several files takes its first includer's.
 
 use crate::check::{Input, Settings};
-use cudalint_syntax::Defines;
+use cudalint_syntax::{Defines, Specifier};
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 
 /// Per input, the macros to preprocess it with: `settings.defines_for(input)`, and over them
 /// the object-like macros its first includer has defined (and not undefined) above the
 /// include.
 pub fn file_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
-    let base: Vec<Defines> = inputs.iter().map(|i| settings.defines_for(i)).collect();
+    let base = base_defines(inputs, settings);
     // per includer, the branches it keeps: a define in a dropped branch does not count
     let kept: Vec<Option<std::borrow::Cow<str>>> = inputs
         .par_iter()
@@ -32,6 +33,143 @@ pub fn file_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
             None => b,
         })
         .collect()
+}
+
+/// Per input, what it is preprocessed with before its includer's macros: `-D`/`-U` and
+/// cudalint.toml (`Settings::defines_for`), and the declaration-specifier macros of the
+/// program it is part of.
+pub fn base_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
+    let specifiers = program_specifiers(inputs);
+    inputs
+        .iter()
+        .zip(specifiers)
+        .map(|(i, spec)| {
+            let mut d = settings.defines_for(i);
+            for (name, what) in spec {
+                d.insert_specifier(&name, what);
+            }
+            d
+        })
+        .collect()
+}
+
+/// Per input, the object-like macros its program defines as declaration specifiers (or as
+/// nothing): a program is the files connected by `#include "..."`, as a macro of a header is
+/// used in the file that includes it and the other way round. A name some file of the
+/// program also defines as anything else is left out.
+pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> {
+    let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    // the program each input belongs to: union-find over resolved includes
+    let mut parent: Vec<usize> = (0..inputs.len()).collect();
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let mut found: Vec<Vec<(String, Option<String>)>> = Vec::with_capacity(inputs.len());
+    for (fi, input) in inputs.iter().enumerate() {
+        let mut defs = Vec::new();
+        if input.text.contains("define") || input.text.contains("include") {
+            for (name, value, include) in directives(&input.text) {
+                match include {
+                    Some(inc) => {
+                        if let Some(to) =
+                            cudalint_analysis::project::resolve_include(&paths, fi, &inc)
+                        {
+                            let (a, b) = (root(&mut parent, fi), root(&mut parent, to));
+                            parent[a] = b;
+                        }
+                    }
+                    None => defs.push((name, value)),
+                }
+            }
+        }
+        found.push(defs);
+    }
+    let mut by_program: BTreeMap<usize, Vec<(String, Option<String>)>> = BTreeMap::new();
+    for (fi, defs) in found.into_iter().enumerate() {
+        by_program
+            .entry(root(&mut parent, fi))
+            .or_default()
+            .extend(defs);
+    }
+    let mut specifiers: BTreeMap<usize, BTreeMap<String, Specifier>> = BTreeMap::new();
+    for (program, defs) in by_program {
+        let mut spec: BTreeMap<String, Specifier> = BTreeMap::new();
+        let mut other: std::collections::BTreeSet<String> = Default::default();
+        // chains (`#define HDI HD inline`) resolve in a few rounds
+        for _ in 0..3 {
+            for (name, value) in &defs {
+                let Some(value) = value else {
+                    other.insert(name.clone());
+                    continue;
+                };
+                let known = |w: &str| spec.get(w).copied();
+                match cudalint_syntax::preprocess::specifier_of(value, &known) {
+                    Some(s) => {
+                        spec.insert(name.clone(), s);
+                    }
+                    None => {
+                        other.insert(name.clone());
+                    }
+                }
+            }
+        }
+        spec.retain(|name, _| !other.contains(name));
+        specifiers.insert(program, spec);
+    }
+    (0..inputs.len())
+        .map(|fi| {
+            specifiers
+                .get(&root(&mut parent, fi))
+                .cloned()
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The `#define NAME VALUE` (value `None` for a function-like macro) and `#include "..."`
+/// lines of a text, as (name, value, include).
+fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
+    let mut out = Vec::new();
+    let mut continued = false;
+    for line in text.lines() {
+        let was_continued = continued;
+        continued = line.trim_end().ends_with('\\');
+        if was_continued {
+            continue;
+        }
+        let Some(directive) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let directive = directive.trim_start();
+        if let Some(rest) = directive.strip_prefix("define") {
+            let rest_trim = rest.trim_start();
+            let end = rest_trim
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest_trim.len());
+            let name = &rest_trim[..end];
+            if name.is_empty() || !rest.starts_with([' ', '\t']) {
+                continue;
+            }
+            let value = match object_like(rest) {
+                Some((_, v)) if !continued => Some(v.to_string()),
+                _ => None,
+            };
+            out.push((name.to_string(), value, None));
+        } else if let Some(rest) = directive.strip_prefix("include") {
+            if let Some(inc) = rest
+                .trim()
+                .strip_prefix('"')
+                .and_then(|r| r.split('"').next())
+            {
+                out.push((String::new(), None, Some(inc.to_string())));
+            }
+        }
+    }
+    out
 }
 
 /// Whether `text` can give a header anything: it has a `#define` and an `#include "..."`.
@@ -163,5 +301,35 @@ mod tests {
             Some("256")
         );
         assert_eq!(file_defines(&inputs, &settings)[0].get("BLOCK"), Some("32"));
+    }
+}
+
+#[cfg(test)]
+mod specifier_tests {
+    use super::*;
+
+    #[test]
+    fn declaration_specifier_macros_are_found_per_program() {
+        let inputs = [
+            Input::new(
+                "a/main.cu",
+                "#define HD __host__ __device__\n#define HDI HD inline\n#define N 4\n#define EMPTY\n#include \"k.h\"\n",
+            ),
+            Input::new("a/k.h", "#define KERNEL __global__\n"),
+            Input::new("b/other.cu", "#define HD 1\n"),
+        ];
+        let s = program_specifiers(&inputs);
+        let names = |i: usize| {
+            s[i].iter()
+                .map(|(k, v)| format!("{k}:{v:?}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(0),
+            ["EMPTY:Other", "HD:Device", "HDI:Device", "KERNEL:Global"]
+        );
+        assert_eq!(names(1), names(0));
+        // another program's HD is a value there
+        assert!(names(2).is_empty(), "{:?}", names(2));
     }
 }

@@ -2,8 +2,11 @@
 //! grid shapes, template arguments (given or deduced from pointer arguments) and constant
 //! arguments, which `run_kernel` then binds.
 
-use super::{Bindings, Frame, KernelRun, Ptr, Val};
+use super::{Bindings, Frame, KernelRun, Ptr, TArg, Val};
 use cudalint_syntax::{Expr, ExprKind, Function, Span, Stmt, TemplateArg};
+
+/// Calls of a templated host function looked at for its instantiations.
+const MAX_HOST_CALLS: usize = 8;
 
 /// What a launch site pins down, evaluated in its host function.
 #[derive(Clone, Debug, Default)]
@@ -14,6 +17,133 @@ pub struct LaunchValues {
 }
 
 impl KernelRun<'_> {
+    /// Evaluates a launch once per instantiation of its host function: a templated host
+    /// wrapper (`template <class K, class T> void sort(K* keys, T* vals)`) launches with the
+    /// types each of its calls deduces; any other launch once.
+    pub fn eval_launch_all(
+        &mut self,
+        file: usize,
+        launch: &cudalint_syntax::Launch,
+        kernel: &Function,
+    ) -> Vec<LaunchValues> {
+        let host = launch
+            .host_fn
+            .and_then(|i| self.files[file].functions.get(i))
+            .filter(|h| !h.template_params.is_empty());
+        let instantiations = host
+            .map(|h| self.host_instantiations(h))
+            .unwrap_or_default();
+        if instantiations.is_empty() {
+            return vec![self.eval_launch(file, launch, kernel)];
+        }
+        instantiations
+            .into_iter()
+            .map(|t| self.eval_launch_in(file, launch, kernel, t))
+            .collect()
+    }
+
+    /// The template arguments a templated host function is called with in host code: given
+    /// (`sort<int, float>(...)`) or deduced from pointer arguments, each call's evaluated in
+    /// its caller's scope (itself instantiated the same way when it is a template too, up to
+    /// a few levels: `main` -> `bb_segsort` -> `bb_segsort_run`). Distinct ones only.
+    fn host_instantiations(&mut self, host: &Function) -> Vec<Vec<(String, TArg)>> {
+        self.instantiations_at(host, 0)
+    }
+
+    fn instantiations_at(&mut self, host: &Function, depth: usize) -> Vec<Vec<(String, TArg)>> {
+        const MAX_DEPTH: usize = 3;
+        let mut out: Vec<Vec<(String, TArg)>> = Vec::new();
+        let mut seen: Vec<String> = Vec::new();
+        let calls = self.project.host_calls_of(&host.name);
+        for (cfile, caller, call) in calls.into_iter().take(MAX_HOST_CALLS) {
+            let ExprKind::Call {
+                template_args,
+                args,
+                ..
+            } = &call.kind
+            else {
+                continue;
+            };
+            if args.len() != host.params.len() || std::ptr::eq(caller, host) {
+                continue;
+            }
+            let outer = if caller.template_params.is_empty() || depth >= MAX_DEPTH {
+                vec![Vec::new()]
+            } else {
+                let mut o = self.instantiations_at(caller, depth + 1);
+                if o.is_empty() {
+                    o.push(Vec::new());
+                }
+                o
+            };
+            for caller_template in outer {
+                let template = self.call_template(
+                    host,
+                    (cfile, caller, call),
+                    template_args,
+                    args,
+                    caller_template,
+                );
+                let key = format!("{template:?}");
+                if !template.is_empty() && !seen.contains(&key) {
+                    seen.push(key);
+                    out.push(template);
+                }
+            }
+        }
+        out
+    }
+
+    /// The template arguments of one call of `host`, evaluated in its caller's scope (the
+    /// caller's own template parameters bound to `caller_template`).
+    fn call_template(
+        &mut self,
+        host: &Function,
+        (cfile, caller, call): (usize, &Function, &Expr),
+        template_args: &[TemplateArg],
+        args: &[Expr],
+        caller_template: Vec<(String, TArg)>,
+    ) -> Vec<(String, TArg)> {
+        let base = self.scopes.len();
+        self.frames.push(Frame {
+            scope_base: base,
+            file: cfile,
+            ret: None,
+            template: caller_template,
+            owner: None,
+        });
+        self.scopes.push(Vec::new());
+        self.host_scope(caller, call.span.start);
+        let mut template = Vec::new();
+        for (i, tp) in host.template_params.iter().enumerate() {
+            if let Some(a) = template_args.get(i) {
+                let arg = self.template_arg(a, tp.is_type);
+                template.push((tp.name.clone(), arg));
+                continue;
+            }
+            let deduced = host.params.iter().zip(args).find_map(|(p, e)| {
+                if !tp.is_type || p.ty.name != tp.name || p.ty.pointer_depth == 0 {
+                    return None;
+                }
+                match self.pure_rvalue(e) {
+                    Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
+                        let mut t = self.resolve_type(&ptr.elem);
+                        t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
+                        t.is_const = false;
+                        Some(t)
+                    }
+                    _ => None,
+                }
+            });
+            if let Some(t) = deduced {
+                template.push((tp.name.clone(), TArg::Type(t)));
+            }
+        }
+        self.scopes.truncate(base);
+        self.frames.pop();
+        template
+    }
+
     /// Evaluates a launch's configuration and arguments with the host function's earlier
     /// declarations in scope.
     pub fn eval_launch(
@@ -22,11 +152,22 @@ impl KernelRun<'_> {
         launch: &cudalint_syntax::Launch,
         kernel: &Function,
     ) -> LaunchValues {
+        self.eval_launch_in(file, launch, kernel, Vec::new())
+    }
+
+    /// [`Self::eval_launch`] with the host function's template parameters bound.
+    fn eval_launch_in(
+        &mut self,
+        file: usize,
+        launch: &cudalint_syntax::Launch,
+        kernel: &Function,
+        template: Vec<(String, TArg)>,
+    ) -> LaunchValues {
         self.frames.push(Frame {
             scope_base: 0,
             file,
             ret: None,
-            template: Vec::new(),
+            template,
             owner: None,
         });
         self.scopes.push(Vec::new());
@@ -138,7 +279,8 @@ impl KernelRun<'_> {
                 }
                 match self.pure_rvalue(e) {
                     Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
-                        let mut t = ptr.elem.clone();
+                        // the host function's own template parameters, as its caller bound them
+                        let mut t = self.resolve_type(&ptr.elem);
                         t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
                         t.is_const = false;
                         Some(TemplateArg::Type(t))

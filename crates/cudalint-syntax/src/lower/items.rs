@@ -85,6 +85,21 @@ impl<'s> Lowerer<'s> {
         });
     }
 
+    /// `using key_t = int;`: a typedef by another spelling.
+    pub(super) fn alias(&mut self, n: Node) {
+        let (Some(name), Some(ty)) = (
+            n.child_by_field_id(fid().name.get()),
+            n.child_by_field_id(fid().r#type.get()),
+        ) else {
+            return;
+        };
+        let ty = self.type_of(ty, None);
+        self.model.typedefs.push(Typedef {
+            name: self.text(name).to_string(),
+            ty,
+        });
+    }
+
     pub(super) fn typedef(&mut self, n: Node) {
         let ty_node = n.child_by_field_id(fid().r#type.get());
         // `typedef struct { ... } block_q4_0;`: the struct is known by the typedef's name
@@ -340,15 +355,14 @@ impl<'s> Lowerer<'s> {
             parse_error,
             owner: None,
         });
-        // Host code is read only for its launches: a host function without `<<<` is not lowered.
-        let needed = kind != FnKind::Host || self.text(n).contains("<<<");
+        // Host code is lowered too: its launches, the calls through which a templated host
+        // wrapper is instantiated (`bb_segsort(keys, vals, n)` deduces the K and T its launches
+        // pass on), and functions whose device specifier is a macro too short to rewrite (`HD
+        // float f()` with `#define HD __host__ __device__`), which device code calls.
         let outer = self.current_fn.replace(index);
-        let body = if needed {
-            n.child_by_field_id(fid().body.get())
-                .map(|b| self.block(b, 0))
-        } else {
-            None
-        };
+        let body = n
+            .child_by_field_id(fid().body.get())
+            .map(|b| self.block(b, 0));
         self.current_fn = outer;
         self.model.functions[index].body = body;
     }

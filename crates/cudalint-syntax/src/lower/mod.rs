@@ -150,6 +150,7 @@ impl<'s> Lowerer<'s> {
                     | "class_specifier"
                     | "union_specifier"
                     | "type_definition"
+                    | "alias_declaration"
                     | "preproc_def"
                     | "preproc_function_def"
                     | "preproc_include"
@@ -173,6 +174,7 @@ impl<'s> Lowerer<'s> {
                     self.struct_def(child, None)
                 }
                 "type_definition" => self.typedef(child),
+                "alias_declaration" => self.alias(child),
                 "preproc_def" | "preproc_function_def" => self.define(child),
                 "preproc_include" => {
                     if let Some(path) = child.child_by_field_id(fid().path.get()) {

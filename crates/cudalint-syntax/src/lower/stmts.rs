@@ -239,6 +239,7 @@ impl<'s> Lowerer<'s> {
             }
             "preproc_def" | "preproc_function_def" => self.define(n),
             "type_definition" => self.typedef(n),
+            "alias_declaration" => self.alias(n),
             "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_def(n, None),
             _ => out.push(Stmt::Other(span(n))),
         }

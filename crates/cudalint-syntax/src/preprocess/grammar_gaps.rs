@@ -10,7 +10,10 @@
 //!   constexpr` chains end in one) the grammar has no rule for it, and it costs nothing at run
 //!   time;
 //! - `extern DECL_CASE(64, 8);`: an explicit instantiation declared through a macro (an
-//!   all-capitals name) is blanked.
+//!   all-capitals name) is blanked;
+//! - `CMP_SWP(K, a, b, int, c, d);`, `m = talloc(int, k * m);`: a macro given a type keyword
+//!   as an argument (no function can take one) gets `0` in its place, so the invocation
+//!   parses as the call it looks like.
 
 use super::blank_range;
 use std::borrow::Cow;
@@ -152,6 +155,7 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     if src.contains('"') {
         string_macros(b, mask, &mut edits);
     }
+    type_arguments(b, mask, &mut edits);
     if edits.is_empty() {
         return Cow::Borrowed(src);
     }
@@ -163,6 +167,124 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Arguments that are only type keywords (`int`, `unsigned long`, `float *`) in what can only be
+/// a macro invocation: a name called where an expression or a statement starts (after `=`,
+/// `(`, `,`, `return`, or, for an all-capitals name, at the start of a statement). Each such
+/// argument becomes `0` and spaces.
+fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'(' || !mask[i] {
+            i += 1;
+            continue;
+        }
+        let open = i;
+        i += 1;
+        // the name before the parenthesis
+        let mut e = open;
+        while e > 0 && b[e - 1] == b' ' {
+            e -= 1;
+        }
+        let mut s = e;
+        while s > 0 && is_word(b[s - 1]) {
+            s -= 1;
+        }
+        if s == e || b[s].is_ascii_digit() {
+            continue;
+        }
+        let name = &b[s..e];
+        if TYPE_WORDS.iter().any(|w| w.as_bytes() == name)
+            || matches!(
+                name,
+                b"sizeof"
+                    | b"alignof"
+                    | b"decltype"
+                    | b"typeid"
+                    | b"__alignof__"
+                    | b"if"
+                    | b"for"
+                    | b"while"
+                    | b"switch"
+                    | b"return"
+                    | b"static_assert"
+                    | b"__launch_bounds__"
+            )
+        {
+            continue;
+        }
+        let mut p = s;
+        while p > 0 && b[p - 1].is_ascii_whitespace() {
+            p -= 1;
+        }
+        let before = p.checked_sub(1).map(|x| b[x]);
+        let capitals = name
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+        let after_return = b[..p].ends_with(b"return");
+        let expression_start =
+            matches!(before, Some(b'=' | b'(' | b',' | b'?' | b':')) || after_return;
+        // a statement starts after `;`, a block's brace, an `if (...)` or loop head, `else`, `do`
+        let statement_start = matches!(before, None | Some(b';' | b'{' | b'}' | b')'))
+            || b[..p].ends_with(b"else")
+            || b[..p].ends_with(b"do");
+        if !(expression_start || (capitals && statement_start)) {
+            continue;
+        }
+        // the arguments, split at top-level commas, up to the matching parenthesis
+        let mut args = Vec::new();
+        let (mut depth, mut arg_start, mut j) = (0usize, open + 1, open);
+        let close = loop {
+            if j >= b.len() || j - open > 4096 {
+                break None;
+            }
+            match b[j] {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        args.push((arg_start, j));
+                        break Some(j);
+                    }
+                }
+                b',' if depth == 1 => {
+                    args.push((arg_start, j));
+                    arg_start = j + 1;
+                }
+                b';' => break None,
+                q @ (b'"' | b'\'') => {
+                    j += 1;
+                    while j < b.len() && b[j] != q && b[j] != b'\n' {
+                        j += if b[j] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        };
+        if close.is_none() {
+            continue;
+        }
+        for (a, z) in args {
+            let text = &b[a..z];
+            let words: Vec<&[u8]> = text
+                .split(|c| c.is_ascii_whitespace() || *c == b'*' || *c == b'&')
+                .filter(|w| !w.is_empty())
+                .collect();
+            let only_types = !words.is_empty()
+                && words
+                    .iter()
+                    .all(|w| TYPE_WORDS.iter().any(|t| t.as_bytes() == *w))
+                && text
+                    .iter()
+                    .all(|c| is_word(*c) || c.is_ascii_whitespace() || *c == b'*' || *c == b'&');
+            if only_types {
+                let first = a + text.iter().take_while(|c| c.is_ascii_whitespace()).count();
+                edits.push((first, z, Some(b'0')));
+            }
+        }
+    }
 }
 
 /// Where `(...);` starting at `open` ends (after the `;`), skipping string and character
@@ -299,6 +421,17 @@ mod tests {
         );
         // one without its `;` (a macro's body) is left alone
         assert_eq!(rewrite("static_assert(x)"), "static_assert(x)");
+    }
+
+    #[test]
+    fn type_keywords_given_to_macros() {
+        assert_eq!(
+            rewrite("  CMP_SWP(K,rg_k0 ,rg_k1 ,int,rg_v0 ,rg_v1 );\n  m = talloc(unsigned int, k*m);\n  if (b) SWP(K, a, int, c);"),
+            "  CMP_SWP(K,rg_k0 ,rg_k1 ,0  ,rg_v0 ,rg_v1 );\n  m = talloc(0           , k*m);\n  if (b) SWP(K, a, 0  , c);"
+        );
+        // declarations and keywords keep their types
+        let kept = "void f(int, float*);\nFoo(int);\nx = sizeof(int) + (float)y;\nint g(int a);";
+        assert_eq!(rewrite(kept), kept);
     }
 
     #[test]

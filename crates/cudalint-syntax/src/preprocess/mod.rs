@@ -20,6 +20,22 @@ pub struct Defines {
     user: BTreeMap<String, String>,
     /// `-U` flags and cudalint.toml `undefines`: names the build does not define.
     undefined: BTreeSet<String>,
+    /// Object-like macros the program defines as declaration specifiers or as nothing
+    /// (`#define HOST_DEVICE __host__ __device__`, `#define _STATIC`), in this file or the
+    /// files it is compiled with: where they appear in code they are syntax the grammar
+    /// cannot follow, and are rewritten as what they stand for.
+    specifiers: BTreeMap<String, Specifier>,
+}
+
+/// What a declaration-specifier macro stands for, as far as the analysis cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Specifier {
+    /// Nothing the analysis reads (`inline`, `static`, `__forceinline__`, nothing at all).
+    Other,
+    /// It makes a function callable from device code (`__device__`, `__host__ __device__`).
+    Device,
+    /// It makes a function a kernel (`#define KERNEL __global__`).
+    Global,
 }
 
 /// Platform macros a Linux nvcc build leaves undefined.
@@ -102,6 +118,16 @@ impl Defines {
         }
     }
 
+    /// Declares `name` a declaration-specifier macro.
+    pub fn insert_specifier(&mut self, name: &str, what: Specifier) {
+        self.specifiers.insert(name.to_string(), what);
+    }
+
+    /// The declaration-specifier macros, in name order.
+    pub fn specifiers(&self) -> impl Iterator<Item = (&str, Specifier)> {
+        self.specifiers.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+
     /// The user's definitions, in name order.
     pub fn user(&self) -> impl Iterator<Item = (&str, &str)> {
         self.user.iter().map(|(k, v)| (k.as_str(), v.as_str()))
@@ -119,6 +145,8 @@ impl Defines {
     /// `other`'s definitions over these.
     pub fn overlay(&self, other: &Defines) -> Defines {
         let mut d = self.clone();
+        d.specifiers
+            .extend(other.specifiers.iter().map(|(k, v)| (k.clone(), *v)));
         for (k, v) in &other.user {
             d.undefined.remove(k);
             d.user.insert(k.clone(), v.clone());
@@ -177,10 +205,80 @@ pub fn prepare<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
         Cow::Borrowed(_) => selected,
         Cow::Owned(s) => Cow::Owned(s),
     };
-    match syntax_macros::blank(&aligned) {
+    match syntax_macros::blank(&aligned, &defines.specifiers) {
         Cow::Borrowed(_) => aligned,
         Cow::Owned(s) => Cow::Owned(s),
     }
+}
+
+/// A `#define`'s replacement read as declaration specifiers: every word one of C++'s and
+/// CUDA's (`__host__`, `__device__`, `inline`, `static`, ...), an attribute, or a macro
+/// already known as one (`#define HDI HD inline`); nothing at all counts too. `None` for
+/// anything else.
+pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Option<Specifier> {
+    const OTHER: &[&str] = &[
+        "inline",
+        "__inline__",
+        "__inline",
+        "static",
+        "extern",
+        "constexpr",
+        "__forceinline__",
+        "__noinline__",
+        "__forceinline",
+        "virtual",
+    ];
+    let body = body.split("//").next().unwrap_or("");
+    let body = body.split("/*").next().unwrap_or("");
+    // attributes are blanked where they appear; here they only must not spoil the rest
+    let mut words = Vec::new();
+    let mut rest = body.trim();
+    while !rest.is_empty() {
+        if let Some(after) = rest
+            .strip_prefix("__attribute__")
+            .or_else(|| rest.strip_prefix("__declspec"))
+        {
+            let close = balanced_end(after.trim_start())?;
+            rest = after.trim_start()[close..].trim_start();
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        words.push(&rest[..end]);
+        rest = rest[end..].trim_start();
+    }
+    let mut what = Specifier::Other;
+    for w in words {
+        let this = match w {
+            "__global__" => Specifier::Global,
+            "__device__" => Specifier::Device,
+            "__host__" => Specifier::Other,
+            w if OTHER.contains(&w) => Specifier::Other,
+            w => known(w)?,
+        };
+        what = what.max(this);
+    }
+    Some(what)
+}
+
+/// The length of a balanced `( ... )` at the start of `s`.
+fn balanced_end(s: &str) -> Option<usize> {
+    if !s.starts_with('(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Replaces every byte of `range` but newlines with a space. Only ever called on ranges that
@@ -194,38 +292,68 @@ pub(crate) fn blank_range(bytes: &mut [u8], range: std::ops::Range<usize>) {
     }
 }
 
-/// Blank `__align__(N)` (the grammar has no rule for it).
+/// Blank `__align__(N)` and `__attribute__((...))` (the grammar has no rule for either where
+/// CUDA code puts them: `float s[64] __attribute__((aligned(1024)))`, `typedef struct
+/// __attribute__((__aligned__(8))) {...}`), and spell `__restrict` as the grammar's
+/// `restrict`.
 pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
-    const KEYWORD: &str = "__align__";
-    if !src.contains(KEYWORD) {
+    const BLANKED: &[&str] = &["__align__", "__attribute__"];
+    let restrict = src.contains("__restrict") && {
+        let b = src.as_bytes();
+        src.match_indices("__restrict").any(|(i, _)| {
+            !b.get(i + 10)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        })
+    };
+    if !restrict && !BLANKED.iter().any(|k| src.contains(k)) {
         return Cow::Borrowed(src);
     }
     let mut bytes = src.as_bytes().to_vec();
-    let mut from = 0;
-    while let Some(pos) = src[from..].find(KEYWORD) {
-        let start = from + pos;
-        let mut end = start + KEYWORD.len();
-        let rest = &src.as_bytes()[end..];
-        let ws = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
-        if rest.get(ws) == Some(&b'(') {
-            let mut depth = 0usize;
-            for (i, &b) in rest[ws..].iter().enumerate() {
-                match b {
-                    b'(' => depth += 1,
-                    b')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            end += ws + i + 1;
-                            break;
+    for keyword in BLANKED {
+        let mut from = 0;
+        while let Some(pos) = src[from..].find(keyword) {
+            let start = from + pos;
+            let mut end = start + keyword.len();
+            let rest = &src.as_bytes()[end..];
+            let ws = rest.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            if rest.get(ws) == Some(&b'(') {
+                let mut depth = 0usize;
+                for (i, &b) in rest[ws..].iter().enumerate() {
+                    match b {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end += ws + i + 1;
+                                break;
+                            }
                         }
+                        b'\n' => break,
+                        _ => {}
                     }
-                    b'\n' => break,
-                    _ => {}
                 }
             }
+            let word_before = start > 0 && {
+                let c = src.as_bytes()[start - 1];
+                c.is_ascii_alphanumeric() || c == b'_'
+            };
+            if !word_before {
+                blank_range(&mut bytes, start..end);
+            }
+            from = end.max(start + 1);
         }
-        blank_range(&mut bytes, start..end);
-        from = end.max(start + 1);
+    }
+    if restrict {
+        let b = src.as_bytes();
+        for (i, _) in src.match_indices("__restrict") {
+            let whole = (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+                && !b
+                    .get(i + 10)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            if whole {
+                bytes[i..i + 10].copy_from_slice(b"  restrict");
+            }
+        }
     }
     Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
 }
@@ -240,5 +368,15 @@ mod tests {
         let out = blank_unknown_syntax(src);
         assert_eq!(out.len(), src.len());
         assert_eq!(out, "struct               P { float x; };");
+    }
+
+    #[test]
+    fn blanks_attributes_and_spells_restrict() {
+        let src = "unsigned short a[64] __attribute__((aligned(1024)));\nvoid f(const float* __restrict p, float* __restrict__ q);";
+        let out = blank_unknown_syntax(src);
+        assert_eq!(
+            out,
+            "unsigned short a[64]                               ;\nvoid f(const float*   restrict p, float* __restrict__ q);"
+        );
     }
 }

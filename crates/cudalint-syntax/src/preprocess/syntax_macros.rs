@@ -6,8 +6,28 @@
 //!   of a statement or block, and is followed by the start of another: there, valid C++
 //!   could only be a macro that supplies its own semicolon.
 
-use super::blank_range;
+use super::{blank_range, Specifier};
 use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// Declaration-specifier macros of the libraries CUDA code builds on (PyTorch's c10, CUTLASS,
+/// CuTe, CCCL), whose headers cudalint is rarely given.
+const LIBRARY_SPECIFIERS: &[(&str, Specifier)] = &[
+    ("C10_HOST_DEVICE", Specifier::Device),
+    ("C10_DEVICE", Specifier::Device),
+    ("C10_HOST", Specifier::Other),
+    ("C10_ALWAYS_INLINE", Specifier::Other),
+    ("CUTLASS_HOST_DEVICE", Specifier::Device),
+    ("CUTLASS_DEVICE", Specifier::Device),
+    ("CUTLASS_HOST", Specifier::Other),
+    ("CUTE_HOST_DEVICE", Specifier::Device),
+    ("CUTE_DEVICE", Specifier::Device),
+    ("CUTE_HOST", Specifier::Other),
+    ("_CCCL_HOST_DEVICE", Specifier::Device),
+    ("_CCCL_DEVICE", Specifier::Device),
+    ("THRUST_HOST_DEVICE", Specifier::Device),
+    ("CUB_RUNTIME_FUNCTION", Specifier::Other),
+];
 
 /// Defined by the CUDA and host headers as empty, `__stdcall`, or an attribute.
 const BLANKED: &[&str] = &[
@@ -22,8 +42,15 @@ const BLANKED: &[&str] = &[
     "VKAPI_PTR",
 ];
 
-pub fn blank(src: &str) -> Cow<'_, str> {
-    let words = blank_words(src);
+pub fn blank<'a>(src: &'a str, specifiers: &BTreeMap<String, Specifier>) -> Cow<'a, str> {
+    let src = match rewrite_specifiers(src, specifiers) {
+        Some(s) => Cow::Owned(s),
+        None => Cow::Borrowed(src),
+    };
+    let words = match blank_words(&src) {
+        Cow::Borrowed(_) => src,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     let statements = match blank_statement_macros(&words) {
         Cow::Borrowed(_) => words,
         Cow::Owned(s) => Cow::Owned(s),
@@ -33,6 +60,87 @@ pub fn blank(src: &str) -> Cow<'_, str> {
         Cow::Borrowed(_) => statements,
         Cow::Owned(s) => Cow::Owned(s),
     }
+}
+
+/// Declaration-specifier macros in code (not in directives, comments or strings) become what
+/// they stand for: `__global__` or `__device__` where the name is long enough to hold it,
+/// spaces otherwise (a function the analysis then finds called from device code is taken as
+/// callable from there, as nvcc would not have compiled the call otherwise).
+fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<String> {
+    let found = |name: &str| {
+        user.get(name).copied().or_else(|| {
+            LIBRARY_SPECIFIERS
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, s)| *s)
+        })
+    };
+    let present = user.keys().any(|k| src.contains(k.as_str()))
+        || LIBRARY_SPECIFIERS.iter().any(|(n, _)| src.contains(n));
+    if !present {
+        return None;
+    }
+    let b = src.as_bytes();
+    let mask = mask_of(b, true);
+    let mut out = b.to_vec();
+    let mut changed = false;
+    let mut i = 0;
+    let mut line_start = true;
+    let mut directive = false;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            // a directive's backslash continuation keeps it going
+            if !(directive && i > 0 && b[i - 1] == b'\\') {
+                directive = false;
+            }
+            line_start = true;
+            i += 1;
+            continue;
+        }
+        if line_start && c == b'#' && mask[i] {
+            directive = true;
+        }
+        if !c.is_ascii_whitespace() {
+            line_start = false;
+        }
+        if !(c.is_ascii_alphabetic() || c == b'_') || (i > 0 && is_word(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+        if directive || !mask[start] {
+            continue;
+        }
+        let Some(what) = found(&src[start..i]) else {
+            continue;
+        };
+        let with = match what {
+            Specifier::Global => "__global__",
+            Specifier::Device => "__device__",
+            Specifier::Other => "",
+        };
+        if with.len() > i - start {
+            // too short to hold the keyword: a kernel stays as the grammar sees it; a device
+            // function loses the word and is found by its calls
+            if what == Specifier::Global {
+                continue;
+            }
+            blank_range(&mut out, start..i);
+        } else {
+            blank_range(&mut out, start..i);
+            out[start..start + with.len()].copy_from_slice(with.as_bytes());
+        }
+        changed = true;
+    }
+    changed.then(|| String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
 }
 
 fn blank_words(src: &str) -> Cow<'_, str> {
@@ -59,6 +167,11 @@ fn blank_words(src: &str) -> Cow<'_, str> {
 /// Marks the bytes that are code (not inside a comment): what "the previous character"
 /// means below.
 fn code_mask(b: &[u8]) -> Vec<bool> {
+    mask_of(b, false)
+}
+
+/// Comments, and string and character literals when `literals` is set, marked false.
+fn mask_of(b: &[u8], literals: bool) -> Vec<bool> {
     let mut mask = vec![true; b.len()];
     let mut i = 0;
     while i < b.len() {
@@ -80,11 +193,17 @@ fn code_mask(b: &[u8]) -> Vec<bool> {
                 i = end;
             }
             q @ (b'"' | b'\'') => {
+                let start = i;
                 i += 1;
                 while i < b.len() && b[i] != q && b[i] != b'\n' {
                     i += if b[i] == b'\\' { 2 } else { 1 };
                 }
                 i += 1;
+                if literals {
+                    for m in &mut mask[start..i.min(b.len())] {
+                        *m = false;
+                    }
+                }
             }
             _ => i += 1,
         }
@@ -213,12 +332,12 @@ mod tests {
     #[test]
     fn callback_macro_is_blanked_as_a_word() {
         let src = "void CUDART_CB done(cudaStream_t s); int CUDART_CBX;";
-        let out = super::blank(src);
+        let out = super::blank(src, &Default::default());
         assert_eq!(out, "void           done(cudaStream_t s); int CUDART_CBX;");
     }
 
     fn kept(src: &str) -> Vec<String> {
-        let out = super::blank(src);
+        let out = super::blank(src, &Default::default());
         assert_eq!(out.len(), src.len());
         out.lines()
             .map(str::trim)
@@ -248,5 +367,36 @@ mod tests {
         // continued expressions, declarations split over lines, function headers, conditions
         let src = "int a = 1 +\n  OFFSET\n  + 2;\nx = 3;\nREAL\n*p = q;\n__global__ void\nKERNEL(float* a)\n{ }\nif (c)\n  FOO(x)\nelse y();\nz = 0;\nBAR(x)\n{ }\n";
         assert_eq!(kept(src).len(), 15);
+    }
+}
+
+#[cfg(test)]
+mod specifier_tests {
+    use super::*;
+
+    #[test]
+    fn specifier_macros_become_what_they_stand_for() {
+        let mut user = BTreeMap::new();
+        user.insert("HD".to_string(), Specifier::Device);
+        user.insert("GLOBAL_FUNC".to_string(), Specifier::Global);
+        user.insert("KERNEL".to_string(), Specifier::Global);
+        user.insert("HOST_DEVICE".to_string(), Specifier::Device);
+        let src = "#define HD __host__ __device__\nHD float f();\nHOST_DEVICE int g(); // HD\nGLOBAL_FUNC void k();\nKERNEL void k2();\nconst char* s = \"HD\";\nC10_HOST_DEVICE int h();\n";
+        let out = rewrite_specifiers(src, &user).unwrap();
+        assert_eq!(out.len(), src.len());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "#define HD __host__ __device__",
+                "   float f();",
+                "__device__  int g(); // HD",
+                "__global__  void k();",
+                // too short to hold `__global__`: left as it is
+                "KERNEL void k2();",
+                "const char* s = \"HD\";",
+                "__device__      int h();",
+            ]
+        );
     }
 }
