@@ -62,6 +62,14 @@ def find_tool(name, env):
     return None
 
 
+def toolchain_digest(nvcc):
+    """What the installed toolkit holds (its headers): a header installed later (cuRAND's, say)
+    makes a file that did not compile compile, so the cache must not remember the failure."""
+    inc = os.path.join(os.path.dirname(os.path.realpath(nvcc)), "..", "include")
+    names = sorted(os.listdir(inc)) if os.path.isdir(inc) else []
+    return hashlib.sha256(("\n".join([nvcc] + names)).encode()).hexdigest()[:16]
+
+
 def toolchain():
     nvcc, nvdisasm = find_tool("nvcc", "NVCC"), find_tool("nvdisasm", "NVDISASM")
     missing = [n for n, p in (("nvcc", nvcc), ("nvdisasm", nvdisasm)) if not p]
@@ -70,7 +78,7 @@ def toolchain():
             "sass_coverage: %s not found: run tools/compile-fixtures.sh once (it installs "
             "nvcc and nvdisasm from PyPI), or set NVCC / NVDISASM" % " and ".join(missing)
         )
-    return nvcc, nvdisasm
+    return nvcc, nvdisasm, toolchain_digest(nvcc)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +192,7 @@ def compile_sites(path, root, extra_includes=(), defines=(), tools=None):
     """The memory instructions nvcc emits for one translation unit: a dict with `sites`
     (function, chain, space, op, bytes, opcode), `functions` and `error` (None if it
     compiled)."""
-    nvcc, nvdisasm = tools
+    nvcc, nvdisasm, digest = tools
     with open(path, "rb") as f:
         text = f.read()
     incs = include_dirs(path, root, extra_includes)
@@ -192,7 +200,7 @@ def compile_sites(path, root, extra_includes=(), defines=(), tools=None):
              "--expt-relaxed-constexpr", "--extended-lambda"]
     flags += ["-D" + d for d in defines] + ["-I" + i for i in incs]
     key = hashlib.sha256(
-        b"\0".join([CACHE_VERSION.encode(), os.path.abspath(path).encode(), text]
+        b"\0".join([CACHE_VERSION.encode(), digest.encode(), os.path.abspath(path).encode(), text]
                    + [x.encode() for x in flags] + headers_digest(path, incs))
     ).hexdigest()
     cached = os.path.join(cache_dir(), key[:2], key)

@@ -117,6 +117,8 @@ pub struct Access {
     pub padding: Option<Padding>,
     /// The calls the access was inlined through, innermost first.
     pub inlined_at: Vec<InlineSite>,
+    /// Which of the instructions a wider value's copy is split into, of how many.
+    pub piece: Option<(u8, u8)>,
 }
 
 /// A kernel the analysis could not look into.
@@ -321,6 +323,7 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
                 assumptions: raw.assumptions.clone(),
                 padding,
                 inlined_at: raw.inlined_at.clone(),
+                piece: raw.piece,
             };
             // the same access reached twice in one run (inlined helpers, macros) is kept once
             // per occurrence index so two calls of one helper stay two accesses

@@ -68,6 +68,7 @@ pub(crate) fn vector_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i
             || f.struct_align < f.struct_size
             || a.bytes >= f.struct_size
             || a.addr.data
+            || a.piece.is_some()
         {
             return None;
         }
@@ -143,8 +144,10 @@ pub(crate) fn vector_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i
 /// Scalar shared-memory accesses of one lane at consecutive, suitably aligned addresses that
 /// nvcc issues as one vector access, as measured on sm_90: `s[2*t]` and `s[2*t + 1]` become
 /// `ld.shared.v2.f32` (shared arrays have a known alignment; global pointers do not, and nvcc
-/// leaves those scalar). Runs of 2 or 4 elements, up to 16 bytes, the first aligned to the
-/// run's size in every lane, in the same loop and under the same condition.
+/// leaves those scalar). Runs of 2 or 4 elements of 4 or 8 bytes, up to 16 bytes, the first
+/// aligned to the run's size in every lane, in the same loop and under the same condition.
+/// Bytes and halves stay scalar, as nvcc leaves them (`STS.U8` for SobelFilter's four
+/// `LocalBlock[SharedIdx + 4 * ib + k]`, `LDS.U16` for neighbouring `__half`s).
 pub(crate) fn adjacent_shared_merges(
     run: &interp::KernelRun,
     shape: &Shape,
@@ -159,8 +162,9 @@ pub(crate) fn adjacent_shared_merges(
             a.space == Space::Shared
                 && a.op != AccessOp::Atomic
                 && a.field.is_none()
+                && a.piece.is_none()
                 && !a.addr.data
-                && matches!(a.bytes, 1 | 2 | 4 | 8)
+                && matches!(a.bytes, 4 | 8)
         })
         .filter_map(|(i, a)| ws.eval(&a.addr).ok().map(|l| (i, l)))
         .collect();
@@ -269,6 +273,7 @@ pub(crate) fn unrolled_shared_loads(
         if a.space != Space::Shared
             || a.op != AccessOp::Load
             || a.field.is_some()
+            || a.piece.is_some()
             || a.addr.data
             || !matches!(a.bytes, 4 | 8)
         {

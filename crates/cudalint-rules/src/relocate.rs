@@ -115,6 +115,7 @@ impl Moves {
                 assumptions: _,
                 padding,
                 inlined_at,
+                piece: _,
             } = x;
             self.loc(loc)?;
             for InlineSite { loc, callee: _ } in inlined_at {

@@ -225,11 +225,22 @@ impl KernelRun<'_> {
             self.declare(&p.name, v);
         }
         let mut stmts = Vec::new();
+        let mut modified = Vec::new();
         if let Some(body) = &host.body {
             collect_decls_before(body, before, &mut stmts);
+            modified_before(body, before, false, &mut modified);
         }
         for s in stmts {
             self.stmt(s);
+        }
+        // a count built up in a loop (`int n = 0; for (...) n++;`) or written through a
+        // pointer (`scanf("%d", &n)`) is a run-time value at the launch, not its first value
+        // (a pointer keeps its element type: `cudaMalloc(&p, ...)` changes where it points)
+        for name in modified {
+            if matches!(self.lookup_local(&name), Some(Val::Int(_))) {
+                let reason = format!("`{name}` is changed before the launch in `{}`", host.name);
+                self.assign_local(&name, Val::Unknown(reason.into()));
+            }
         }
     }
 
@@ -331,6 +342,107 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
                 collect_decls_before(els, before, out)
             }
             Stmt::While { body, .. } => collect_decls_before(body, before, out),
+            _ => {}
+        }
+    }
+}
+
+/// Names a host function changes before byte `before` in ways the declarations and plain
+/// assignments run for a launch do not follow: increments, compound assignments, assignments
+/// in loops (anywhere in a loop that started before the launch), and variables whose address
+/// is taken.
+fn modified_before(body: &[Stmt], before: u32, in_loop: bool, out: &mut Vec<String>) {
+    fn expr(e: &Expr, in_loop: bool, out: &mut Vec<String>, depth: usize) {
+        if depth > 64 {
+            return;
+        }
+        let mut name = |e: &Expr| {
+            if let ExprKind::Ident(n) = &e.kind {
+                if !out.contains(n) {
+                    out.push(n.clone());
+                }
+            }
+        };
+        let d = depth + 1;
+        match &e.kind {
+            ExprKind::Unary { op, arg } => {
+                if matches!(
+                    op,
+                    cudalint_syntax::UnOp::PreInc
+                        | cudalint_syntax::UnOp::PreDec
+                        | cudalint_syntax::UnOp::PostInc
+                        | cudalint_syntax::UnOp::PostDec
+                        | cudalint_syntax::UnOp::AddrOf
+                ) {
+                    name(arg);
+                }
+                expr(arg, in_loop, out, d);
+            }
+            ExprKind::Assign { op, lhs, rhs } => {
+                if op.is_some() || in_loop {
+                    name(lhs);
+                }
+                expr(lhs, in_loop, out, d);
+                expr(rhs, in_loop, out, d);
+            }
+            ExprKind::Call { args, .. } | ExprKind::Init(args) => {
+                for a in args {
+                    expr(a, in_loop, out, d);
+                }
+            }
+            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Comma(lhs, rhs) => {
+                expr(lhs, in_loop, out, d);
+                expr(rhs, in_loop, out, d);
+            }
+            ExprKind::Cond { cond, then, els } => {
+                expr(cond, in_loop, out, d);
+                expr(then, in_loop, out, d);
+                expr(els, in_loop, out, d);
+            }
+            ExprKind::Cast { arg, .. } | ExprKind::SizeofExpr(arg) => expr(arg, in_loop, out, d),
+            ExprKind::Field { base, .. } => expr(base, in_loop, out, d),
+            ExprKind::Index { base, index } => {
+                expr(base, in_loop, out, d);
+                expr(index, in_loop, out, d);
+            }
+            _ => {}
+        }
+    }
+    for s in body {
+        match s {
+            Stmt::Decl(d) if d.span.start < before => {
+                if let Some(init) = &d.init {
+                    expr(init, in_loop, out, 0);
+                }
+            }
+            Stmt::Expr(e) if e.span.start < before => expr(e, in_loop, out, 0),
+            Stmt::Block(b) => modified_before(b, before, in_loop, out),
+            Stmt::If { cond, then, els } => {
+                if cond.span.start < before {
+                    expr(cond, in_loop, out, 0);
+                }
+                modified_before(then, before, in_loop, out);
+                modified_before(els, before, in_loop, out);
+            }
+            Stmt::For {
+                init,
+                cond,
+                update,
+                body,
+                span,
+            } if span.start < before => {
+                // a loop started before the launch changes what it changes before the launch:
+                // it ran to its end, or the launch is inside it and sees the last iteration's
+                modified_before(init, before, in_loop, out);
+                for e in cond.iter().chain(update) {
+                    expr(e, true, out, 0);
+                }
+                modified_before(body, u32::MAX, true, out);
+            }
+            Stmt::While { cond, body, .. } if cond.span.start < before => {
+                expr(cond, true, out, 0);
+                modified_before(body, u32::MAX, true, out);
+            }
             _ => {}
         }
     }

@@ -122,6 +122,9 @@ pub struct RawAccess {
     /// The calls of `__device__` functions the access was inlined through, innermost first:
     /// nvcc's line table files the access at its own line with this chain.
     pub inlined_at: Vec<InlineSite>,
+    /// Which of the instructions a copy of a wider or less aligned value is split into this is,
+    /// and how many there are (a `float3` is three 4-byte accesses).
+    pub piece: Option<(u8, u8)>,
 }
 
 #[derive(Clone, Debug)]

@@ -199,24 +199,34 @@ impl KernelRun<'_> {
             }
             _ => None,
         };
-        self.accesses.push(RawAccess {
-            loc: self.loc(span),
-            space: place.ptr.space,
-            op,
-            bytes: place.bytes,
-            elem_type: place.ty.name.clone(),
-            base: place.ptr.base.to_string(),
-            decl: place.ptr.decl,
-            addr: place.ptr.offset.clone(),
-            mask: self.mask.clone(),
-            loops: self.loop_stack.clone(),
-            field: place.field.clone(),
-            shared_index,
-            lane_term,
-            assumptions: place.assumption.iter().cloned().collect(),
-            iter_step: 1,
-            inlined_at: self.call_sites.iter().rev().cloned().collect(),
-        });
+        let align = self.layout_of(&place.ty).map_or(place.bytes, |l| l.align);
+        let pieces = copy_pieces(place.bytes, align);
+        let count = pieces.len() as u8;
+        for (k, (offset, bytes)) in pieces.into_iter().enumerate() {
+            let shared_index = shared_index.clone().map(|mut si| {
+                si.field_offset += offset;
+                si
+            });
+            self.accesses.push(RawAccess {
+                loc: self.loc(span),
+                space: place.ptr.space,
+                op,
+                bytes,
+                elem_type: place.ty.name.clone(),
+                base: place.ptr.base.to_string(),
+                decl: place.ptr.decl,
+                addr: sym::add(place.ptr.offset.clone(), sym::konst(offset)),
+                mask: self.mask.clone(),
+                loops: self.loop_stack.clone(),
+                field: place.field.clone(),
+                shared_index,
+                lane_term,
+                assumptions: place.assumption.iter().cloned().collect(),
+                iter_step: 1,
+                inlined_at: self.call_sites.iter().rev().cloned().collect(),
+                piece: (count > 1).then_some((k as u8, count)),
+            });
+        }
     }
 
     pub(super) fn load(&mut self, place: Place, e: &Expr) -> Val {
@@ -352,4 +362,23 @@ pub(super) fn index_of(e: &Expr) -> Option<&Expr> {
         } => Some(e),
         _ => None,
     }
+}
+
+/// The accesses nvcc copies a value of `bytes` and alignment `align` with: one when it is a
+/// power of two up to 16 bytes and aligned to its size, else pieces of the widest size its
+/// alignment allows (a 12-byte `float3` is three 4-byte loads, a struct of four doubles four
+/// 8-byte ones), as (offset, bytes). A copy of more than 16 pieces stays one access.
+pub(super) fn copy_pieces(bytes: i64, align: i64) -> Vec<(i64, i64)> {
+    if bytes <= 0 || (matches!(bytes, 1 | 2 | 4 | 8 | 16) && align >= bytes) {
+        return vec![(0, bytes)];
+    }
+    let width = [16i64, 8, 4, 2, 1]
+        .into_iter()
+        .find(|w| *w <= align.max(1) && bytes % w == 0)
+        .unwrap_or(1);
+    let n = bytes / width;
+    if n > 16 {
+        return vec![(0, bytes)];
+    }
+    (0..n).map(|k| (k * width, width)).collect()
 }

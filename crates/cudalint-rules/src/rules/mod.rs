@@ -16,6 +16,10 @@ use cudalint_analysis::{Access, Class, ShapeSource, Space};
 /// Runs every access rule; the first that fires owns the access.
 /// `kernel` holds every access of the same kernel (a transpose is seen from its two sides).
 pub fn check_access(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<Diagnostic> {
+    // a copy split into several instructions is one finding, on its first
+    if a.piece.is_some_and(|(k, _)| k > 0) {
+        return None;
+    }
     not_analysed::check_access(a, ctx)
         .or_else(|| data_dependent::check(a, ctx))
         .or_else(|| aos_field::check(a, ctx))
@@ -155,6 +159,14 @@ pub(crate) fn standard_notes(a: &Access, ctx: &Ctx) -> Vec<String> {
     notes.push(format!("{}; {}", shape_text(a, ctx), warp_text(a)));
     notes.extend(runtime_notes(a));
     notes.extend(a.assumptions.iter().cloned());
+    if let Some((_, n)) = a.piece {
+        notes.push(format!(
+            "the {}-byte `{}` is copied as {n} accesses of {} bytes (its alignment allows no wider); the figures are the first's",
+            a.bytes * n as i64,
+            a.elem_type,
+            a.bytes
+        ));
+    }
     if a.cost.varies {
         notes.push(format!(
             "the figures are the mean over {} sampled warps and loop iterations that differ, as ncu averages",

@@ -71,7 +71,13 @@ impl<'s> Lowerer<'s> {
         let value = n.child_by_field_id(fid().value.get());
         let body = value.and_then(|v| {
             let text = self.text(v);
-            parse_expression_snippet(text, v.start_byte())
+            match &params {
+                Some(params) => {
+                    let text = unparenthesize_params(text, params);
+                    parse_expression_snippet(&text, v.start_byte())
+                }
+                None => parse_expression_snippet(text, v.start_byte()),
+            }
         });
         let as_type = value
             .filter(|_| params.is_none())
@@ -366,6 +372,50 @@ impl<'s> Lowerer<'s> {
         self.current_fn = outer;
         self.model.functions[index].body = body;
     }
+}
+
+/// A macro body with its parameters' parentheses dropped, in place (`a_u[base + (i) + ni *
+/// (j)]` -> `a_u[base +  i  + ni *  j ]`): the grammar reads `(i) + ni` as a cast of `+ni` to
+/// a type `i`, and the analysis binds each parameter to its argument's value, so the
+/// parentheses that protect the expansion's precedence are not needed. Parentheses of a
+/// call or a subscript (`f(i)`) are kept.
+fn unparenthesize_params(text: &str, params: &[String]) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'(' {
+            i += 1;
+            continue;
+        }
+        let mut p = i;
+        while p > 0 && b[p - 1].is_ascii_whitespace() {
+            p -= 1;
+        }
+        let called = p > 0 && (word(b[p - 1]) || matches!(b[p - 1], b')' | b']'));
+        let mut s = i + 1;
+        while s < b.len() && b[s].is_ascii_whitespace() {
+            s += 1;
+        }
+        let mut e = s;
+        while e < b.len() && word(b[e]) {
+            e += 1;
+        }
+        let mut close = e;
+        while close < b.len() && b[close].is_ascii_whitespace() {
+            close += 1;
+        }
+        let is_param = params.iter().any(|p| p.as_bytes() == &b[s..e]);
+        if !called && is_param && b.get(close) == Some(&b')') {
+            out[i] = b' ';
+            out[close] = b' ';
+            i = close + 1;
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
 }
 
 /// A macro replacement that spells a type: C's type keywords (`double`, `unsigned long long`,

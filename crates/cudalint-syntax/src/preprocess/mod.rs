@@ -227,6 +227,10 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         "__noinline__",
         "__forceinline",
         "virtual",
+        "__stdcall",
+        "__cdecl",
+        "__fastcall",
+        "WINAPI",
     ];
     let body = body.split("//").next().unwrap_or("");
     let body = body.split("/*").next().unwrap_or("");
