@@ -158,8 +158,8 @@ pub fn configurations(
 ) -> Vec<(Shape, interp::Bindings)> {
     let mut out: Vec<(Shape, interp::Bindings)> = Vec::new();
     if let Some(&block) = options.kernel_blocks.get(&kernel.name) {
-        let bindings = project
-            .launches_of(&kernel.name)
+        let bindings = launches_of(project, kernel)
+            .into_iter()
             .next()
             .and_then(|(fi, l)| {
                 interp::KernelRun::new(project, options)
@@ -200,7 +200,7 @@ pub fn configurations(
     }
     let mut unresolved = None;
     {
-        for (fi, l) in project.launches_of(&kernel.name) {
+        for (fi, l) in launches_of(project, kernel) {
             let mut run = interp::KernelRun::new(project, options);
             for v in run.eval_launch_all(fi, l, kernel) {
                 let block = match v.block {
@@ -247,6 +247,26 @@ pub fn configurations(
         ));
     }
     out
+}
+
+/// The launches of a kernel: those of its name that pass as many arguments as it takes, when
+/// there are any (two kernels of one name, a key-only and a key-value `kern_copy`, each get
+/// their own launches), else all of its name.
+fn launches_of<'p>(
+    project: &Project<'p>,
+    kernel: &Function,
+) -> Vec<(usize, &'p cudalint_syntax::Launch)> {
+    let all: Vec<_> = project.launches_of(&kernel.name).collect();
+    let fitting: Vec<_> = all
+        .iter()
+        .copied()
+        .filter(|(_, l)| l.args.len() == kernel.params.len())
+        .collect();
+    if fitting.is_empty() {
+        all
+    } else {
+        fitting
+    }
 }
 
 /// Analyses one kernel under every configuration; per access the worst configuration is kept.

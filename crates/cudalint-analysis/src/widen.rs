@@ -189,7 +189,7 @@ pub(crate) fn adjacent_shared_merges(
             continue;
         }
         let mut members = vec![(i, *li)];
-        while members.len() < 8 {
+        while members.len() < 64 {
             let cur = members[members.len() - 1].1;
             let next = cands.iter().find(|(j, lj)| {
                 !members.iter().any(|(m, _)| m == j)

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::sym::{self, Op, Var};
 use crate::types;
-use cudalint_syntax::{Expr, Function, Span, TemplateArg, TypeRef};
+use cudalint_syntax::{Expr, FnKind, Function, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
@@ -27,8 +27,17 @@ impl KernelRun<'_> {
         span: Span,
     ) -> Val {
         let name = callee.rsplit("::").next().unwrap_or(callee);
+        // CUDA's own, unless the program defines a function of that name (an `atomicAdd` for
+        // doubles on old architectures): that one is what the call runs
         if let Some(kind) = memory_intrinsic(name) {
-            return self.memory_intrinsic_call(name, kind, args);
+            let own = self
+                .project
+                .device_functions(name, args.len(), self.file())
+                .iter()
+                .any(|(_, f)| f.kind != FnKind::Host);
+            if !own {
+                return self.memory_intrinsic_call(name, kind, args);
+            }
         }
         if let Some(v) = self.builtin_call(name, args) {
             return v;
@@ -392,13 +401,22 @@ fn pick_overload<'a>(
     best.map(|(c, _)| c)
 }
 
+/// CUDA's memory intrinsics: `atomicAdd` and its family (an `atomic` followed by a capital:
+/// `atomic_add` is a program's own function), the cache-hint loads and stores.
 fn memory_intrinsic(name: &str) -> Option<AccessOp> {
-    if name.starts_with("atomic") {
+    let atomic = name
+        .strip_prefix("atomic")
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()));
+    if atomic {
         return Some(AccessOp::Atomic);
     }
     match name {
         "__ldg" | "__ldcs" | "__ldcg" | "__ldca" | "__ldlu" | "__ldcv" => Some(AccessOp::Load),
         "__stcs" | "__stcg" | "__stwb" | "__stwt" => Some(AccessOp::Store),
+        // CUDA 12.8's scoped atomics (`__nv_atomic_load_n(p, __NV_ATOMIC_RELAXED)`)
+        "__nv_atomic_load_n" | "__nv_atomic_load" => Some(AccessOp::Load),
+        "__nv_atomic_store_n" | "__nv_atomic_store" => Some(AccessOp::Store),
+        n if n.starts_with("__nv_atomic_") => Some(AccessOp::Atomic),
         _ => None,
     }
 }

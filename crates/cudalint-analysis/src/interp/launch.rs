@@ -265,7 +265,8 @@ impl KernelRun<'_> {
                         _ => a.clone(),
                     }
                 }
-                TemplateArg::Type(_) => a.clone(),
+                // a type the host function names through its own template parameters
+                TemplateArg::Type(t) => TemplateArg::Type(self.resolve_type(t)),
             });
             out.push(arg);
         }
