@@ -67,10 +67,25 @@ pub fn builtin(name: &str) -> Option<Layout> {
         | "ushort4"
         | "cuComplex"
         | "cuFloatComplex"
-        | "cufftComplex" => l(8, 8),
+        | "cufftComplex"
+        | "complex<float>"
+        | "thrust::complex<float>"
+        | "cuda::std::complex<float>" => l(8, 8),
         "float3" | "int3" | "uint3" => l(12, 4),
-        "float4" | "int4" | "uint4" | "double2" | "long2" | "ulong2" | "longlong2"
-        | "ulonglong2" | "cuDoubleComplex" | "cufftDoubleComplex" | "__int128"
+        "float4"
+        | "int4"
+        | "uint4"
+        | "double2"
+        | "long2"
+        | "ulong2"
+        | "longlong2"
+        | "ulonglong2"
+        | "cuDoubleComplex"
+        | "cufftDoubleComplex"
+        | "__int128"
+        | "complex<double>"
+        | "thrust::complex<double>"
+        | "cuda::std::complex<double>"
         | "unsigned __int128" => l(16, 16),
         "double3" | "long3" | "ulong3" | "longlong3" | "ulonglong3" => l(24, 8),
         "double4" | "long4" | "ulong4" | "longlong4" | "ulonglong4" => l(32, 16),

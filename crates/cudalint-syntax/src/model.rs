@@ -246,6 +246,9 @@ pub struct Param {
     pub name: String,
     pub ty: TypeRef,
     pub is_reference: bool,
+    /// An array parameter's dimensions after the first, which decays to the pointer
+    /// (`float a[6][24][24]` is a pointer to `float[24][24]`).
+    pub dims: Vec<Dim>,
     pub span: Span,
 }
 

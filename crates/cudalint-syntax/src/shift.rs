@@ -181,8 +181,10 @@ impl Shift for Param {
             name: _,
             ty: _,
             is_reference: _,
+            dims,
             span,
         } = self;
+        dims.shift(by);
         span.shift(by);
     }
 }

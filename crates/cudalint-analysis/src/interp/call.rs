@@ -252,7 +252,13 @@ impl KernelRun<'_> {
                 Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
                     let mut elem = self.resolve_type(&p.ty);
                     elem.pointer_depth -= 1;
-                    if ptr.dims.is_empty() && !f.template_params.iter().any(|t| t.name == p.ty.name)
+                    if !p.dims.is_empty() {
+                        // the callee's view of the rows: `float a[][24]`
+                        ptr.dims = self.param_dims(p);
+                        ptr.elem = elem;
+                        ptr.path = None;
+                    } else if ptr.dims.is_empty()
+                        && !f.template_params.iter().any(|t| t.name == p.ty.name)
                     {
                         ptr.elem = elem;
                     }

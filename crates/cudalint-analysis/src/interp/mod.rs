@@ -303,7 +303,9 @@ impl<'p> KernelRun<'p> {
             } else if ty.pointer_depth > 0 {
                 let mut elem = ty.clone();
                 elem.pointer_depth -= 1;
-                Val::Ptr(Ptr::global(p.name.as_str(), elem, Some((file, p.span))))
+                let mut ptr = Ptr::global(p.name.as_str(), elem, Some((file, p.span)));
+                ptr.dims = self.param_dims(p);
+                Val::Ptr(ptr)
             } else if types::is_struct(&ty.name, self.types()) && !is_vector_type(&ty.name) {
                 Val::Aggregate {
                     name: p.name.as_str().into(),
@@ -333,6 +335,19 @@ impl<'p> KernelRun<'p> {
         self.scopes
             .truncate(self.frames.last().map(|f| f.scope_base).unwrap_or(0));
         self.frames.pop();
+    }
+
+    /// The dimensions an array parameter's pointer points to (`float a[6][24][24]`: 24, 24).
+    fn param_dims(&mut self, p: &cudalint_syntax::Param) -> Rc<[Sym]> {
+        let dims: Vec<Sym> = p
+            .dims
+            .iter()
+            .map(|d| match &d.size {
+                Some(e) => self.pure_rvalue(e).sym(),
+                None => sym::konst(0),
+            })
+            .collect();
+        Rc::from(dims)
     }
 
     /// The models whose structs and typedefs the current function sees.

@@ -336,13 +336,18 @@ impl<'s> Lowerer<'s> {
                 let Some(d) = p.child_by_field_id(fid().declarator.get()) else {
                     continue;
                 };
-                let (pname, ptr, dims, _) = self.declarator_parts(d);
+                let (pname, ptr, mut dims, _) = self.declarator_parts(d);
                 let Some(pname) = pname else { continue };
-                ty.pointer_depth += ptr + dims.len() as u8;
+                // an array parameter is a pointer to its first dimension's elements
+                ty.pointer_depth += ptr + u8::from(!dims.is_empty());
+                if !dims.is_empty() {
+                    dims.remove(0);
+                }
                 params.push(Param {
                     name: self.text(pname).to_string(),
                     ty,
                     is_reference: d.kind() == "reference_declarator",
+                    dims,
                     span: span(p),
                 });
             }
