@@ -11,6 +11,9 @@ use crate::types::{self, Layout};
 use cudalint_syntax::{BinOp, Expr, ExprKind, Span, UnOp};
 use std::rc::Rc;
 
+/// Values remembered as held in registers.
+const MAX_IN_REGISTERS: usize = 1024;
+
 impl KernelRun<'_> {
     /// The memory place an lvalue expression designates, if it designates one.
     pub(super) fn place(&mut self, e: &Expr) -> Option<Place> {
@@ -169,7 +172,9 @@ impl KernelRun<'_> {
             place.bytes,
             self.mask.clone(),
         ));
-        if self.in_registers.len() > 64 {
+        // nvcc keeps every value a straight-line stencil loads (sw4ck's hundreds of `met(...)`
+        // loads are each issued once); the bound only caps the work on generated code
+        if self.in_registers.len() > MAX_IN_REGISTERS {
             self.in_registers.remove(0);
         }
         false
