@@ -788,3 +788,44 @@ fn headers_are_found_next_to_the_file_through_include_dirs_and_above_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_template_tile_with_no_visible_instantiation_keeps_its_rank() {
+    // cuda-samples' matrixMul shape: BS is only known where the kernel is instantiated, which
+    // the run does not see. An unknown template value is a run-time value like any other: the
+    // array keeps its two dimensions, the store stays a store, and reading the tile by column
+    // is the 32-way conflict the probe measured for a [32][32] tile (any power of two >= 32
+    // rows lands every lane on one bank).
+    let dir = scratch("template-tile");
+    std::fs::write(
+        dir.join("mm.cu"),
+        "template <int BS>\n__global__ void mm(float* C, const float* A, int wA) {\n  __shared__ float As[BS][BS];\n  int tx = threadIdx.x, ty = threadIdx.y;\n  As[ty][tx] = A[ty * wA + tx];\n  __syncthreads();\n  C[ty * wA + tx] = As[tx][ty];\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "--block",
+        "32,32",
+        &s(&dir.join("mm.cu")),
+    ]);
+    let shared: Vec<(u64, String, f64)> = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["space"] == "shared")
+        .map(|a| {
+            (
+                a["line"].as_u64().unwrap(),
+                a["op"].as_str().unwrap().to_string(),
+                a["wavefronts_per_request"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shared,
+        [(5, "store".to_string(), 1.0), (7, "load".to_string(), 32.0)],
+        "{out}"
+    );
+}

@@ -4,8 +4,10 @@
 # fixture does not compile.
 #
 # nvcc is taken from $NVCC, else from PATH, else installed from PyPI (the
-# nvidia-cuda-nvcc, nvidia-cuda-crt, nvidia-nvvm, nvidia-cuda-runtime and
-# nvidia-cuda-cccl wheels) into a virtual environment under
+# nvidia-cuda-nvcc, nvidia-cuda-crt, nvidia-nvvm, nvidia-cuda-runtime,
+# nvidia-cuda-cccl and nvidia-cuda-nvdisasm wheels; nvdisasm is what
+# tools/coverage/sass_coverage.py reads the compiled fixtures with) into a
+# virtual environment under
 # ${CUDALINT_NVCC_PREFIX:-$HOME/.cache/cudalint-nvcc} (or, where python3 has no
 # venv module, into a plain `pip install --target` folder there). The install is
 # reused by later runs. nvcc needs a host C++ compiler: g++ (or c++) on PATH; as
@@ -23,7 +25,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PREFIX="${CUDALINT_NVCC_PREFIX:-$HOME/.cache/cudalint-nvcc}"
 MAJOR="${CUDALINT_CUDA_MAJOR:-13}"
 ARCH="${CUDALINT_NVCC_ARCH:-sm_90}"
-PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-crt nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-cccl)
+PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-crt nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-nvdisasm)
 
 log() { printf 'compile-fixtures: %s\n' "$*" >&2; }
 
@@ -70,7 +72,11 @@ ensure_host_compiler() {
 resolve_nvcc() {
   if [ -n "${NVCC:-}" ]; then printf '%s\n' "$NVCC"; return 0; fi
   if command -v nvcc >/dev/null; then command -v nvcc; return 0; fi
-  if find_installed_nvcc; then return 0; fi
+  local found
+  # an install from before nvdisasm was one of the wheels gets it added
+  if found="$(find_installed_nvcc)" && [ -x "$(dirname "$found")/nvdisasm" ]; then
+    printf '%s\n' "$found"; return 0
+  fi
   install_nvcc || return 1
   find_installed_nvcc || { log "installed the wheels but found no nvidia/cu${MAJOR}/bin/nvcc under $PREFIX"; return 1; }
 }

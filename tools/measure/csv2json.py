@@ -4,12 +4,27 @@ into fixtures/measured/<fixture>.json: per (function, line, space, op) the disti
 request and ideal (global) and the n-way figure (shared), as ../shared/groundtruth does.
 
 usage: csv2json.py FIXTURE.cu LINES.csv GPU.txt > fixtures/measured/NAME.json
+
+Lines of the headers next to the fixture (a kernel or helper in `kernels.h`) are kept too,
+each record naming its file. `source_sha256` is the fixture's bytes; `code_sha256` the same
+with every `//~ ...` annotation left out (annotations are expectations, not code: adding one
+does not call for measuring again); `headers` holds each header's code hash.
 """
 import csv
 import hashlib
 import json
+import os
+import re
 import sys
 from collections import OrderedDict
+
+HEADER_EXTENSIONS = (".h", ".cuh", ".hpp", ".inl")
+
+
+def code_digest(text):
+    """sha256 of a source with its `//~` annotations (to the end of their line) removed."""
+    code = re.sub(r"[ \t]*//~[^\n]*", "", text)
+    return hashlib.sha256(code.encode()).hexdigest()
 
 
 def op_name(op):
@@ -21,7 +36,7 @@ def op_name(op):
     return "atomic"
 
 
-def records(csv_path, fixture_name):
+def records(csv_path, fixture_name, headers=()):
     recs = OrderedDict()
     fn = header = line = None
     path = ""
@@ -48,7 +63,8 @@ def records(csv_path, fixture_name):
                 line = int(row[0])
                 continue
             space = r.get("Address Space", "")
-            if space not in ("Global", "Shared") or line is None or not path.endswith(fixture_name):
+            name = next((n for n in (fixture_name, *headers) if path.endswith("/" + n) or path == n), None)
+            if space not in ("Global", "Shared") or line is None or name is None:
                 continue
             executed = float(r.get("Instructions Executed") or 0)
             if executed == 0:
@@ -58,9 +74,9 @@ def records(csv_path, fixture_name):
             if ident in seen:
                 continue
             seen.add(ident)
-            key = (fn, line, space.lower(), op_name(r.get("Access Operation", "")))
-            rec = recs.setdefault(key, {"file": fixture_name, "function": fn, "line": line, "space": key[2],
-                                        "op": key[3], "bits": int(float(r.get("Access Size") or 0)),
+            key = (name, fn, line, space.lower(), op_name(r.get("Access Operation", "")))
+            rec = recs.setdefault(key, {"file": name, "function": fn, "line": line, "space": key[3],
+                                        "op": key[4], "bits": int(float(r.get("Access Size") or 0)),
                                         "sectors_per_request": [], "ideal_sectors_per_request": [], "nway": [], "sass": [],
                                         "executed": 0.0, "_sum": 0.0, "_requests": 0.0})
             # an unrolled loop is one instruction per iteration: the per-request mean over the
@@ -110,14 +126,24 @@ def main():
     name = fixture.rsplit("/", 1)[-1]
     gpu = [l.strip() for l in open(gpu_path) if l.strip()]
     with open(fixture, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
+        raw = f.read()
+    folder = os.path.dirname(fixture) or "."
+    headers = sorted(h for h in os.listdir(folder) if h.endswith(HEADER_EXTENSIONS))
+    recs = records(csv_path, name, headers)
+    measured_headers = sorted({r["file"] for r in recs if r["file"] != name})
     out = {
         "fixture": fixture,
-        "source_sha256": digest,
+        "source_sha256": hashlib.sha256(raw).hexdigest(),
+        "code_sha256": code_digest(raw.decode("utf-8", "replace")),
         "gpu": gpu[0] if gpu else "",
         "toolchain": gpu[1:],
-        "records": records(csv_path, name),
+        "records": recs,
     }
+    if measured_headers:
+        out["headers"] = {
+            h: code_digest(open(os.path.join(folder, h), encoding="utf-8", errors="replace").read())
+            for h in measured_headers
+        }
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

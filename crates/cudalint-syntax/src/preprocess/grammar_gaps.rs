@@ -214,8 +214,9 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
         {
             continue;
         }
+        // what precedes, past whitespace and comments
         let mut p = s;
-        while p > 0 && b[p - 1].is_ascii_whitespace() {
+        while p > 0 && (b[p - 1].is_ascii_whitespace() || !mask[p - 1]) {
             p -= 1;
         }
         let before = p.checked_sub(1).map(|x| b[x]);
