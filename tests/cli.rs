@@ -829,3 +829,23 @@ fn a_template_tile_with_no_visible_instantiation_keeps_its_rank() {
         "{out}"
     );
 }
+
+#[test]
+fn a_traits_struct_built_in_a_host_template_reaches_the_kernel() {
+    // HeCBench hadamard's shape: the host wrapper builds `Ktraits` from its own template
+    // arguments and launches the kernel with it; the kernel reads Ktraits::kNThreads. Once this
+    // recursed until the stack overflowed (kNThreads looked up in the traits struct whose
+    // argument is kNThreads).
+    let dir = scratch("traits");
+    std::fs::write(
+        dir.join("t.cu"),
+        "template<int kNThreads_, typename input_t_>\nstruct traits {\n  static constexpr int kNThreads = kNThreads_;\n  using vec_t = float4;\n};\ntemplate<typename Ktraits>\n__global__ void k(float* x) {\n  constexpr int kNThreads = Ktraits::kNThreads;\n  using vec_t = typename Ktraits::vec_t;\n  x[threadIdx.x * kNThreads] = 0;\n}\ntemplate<int kNThreads, typename input_t>\nvoid launch(float* x) {\n  using Ktraits = traits<kNThreads, input_t>;\n  k<Ktraits><<<1, kNThreads>>>(x);\n}\nvoid run(float* x) { launch<128, float>(x); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let a = &out["accesses"][0];
+    // 128 floats (512 bytes) between lanes, a block of 128 threads
+    assert_eq!(a["sectors_per_request"], 32.0, "{out}");
+    assert_eq!(a["stride_bytes"], 512, "{out}");
+    assert_eq!(a["block"], serde_json::json!([128, 1, 1]), "{out}");
+}

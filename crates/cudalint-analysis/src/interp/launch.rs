@@ -2,6 +2,7 @@
 //! grid shapes, template arguments (given or deduced from pointer arguments) and constant
 //! arguments, which `run_kernel` then binds.
 
+use super::names::split_template;
 use super::{Bindings, Frame, KernelRun, Ptr, TArg, Val};
 use cudalint_syntax::{Expr, ExprKind, Function, Span, Stmt, TemplateArg};
 
@@ -244,6 +245,40 @@ impl KernelRun<'_> {
         }
     }
 
+    /// A type as the current frame's template bindings make it: `Ktraits`, a host function's
+    /// `using Ktraits = traits<kNThreads, input_t>;` with kNThreads = 128 and input_t = float,
+    /// is `traits<128, float>` (the kernel's frame will not know the host's names).
+    fn instantiate_type(&mut self, t: &cudalint_syntax::TypeRef) -> cudalint_syntax::TypeRef {
+        let mut r = self.resolve_type(t);
+        if r.pointer_depth > 0 {
+            return r;
+        }
+        let full = crate::types::through_typedefs(&r.name, self.types());
+        let Some((base, _)) = full.split_once('<') else {
+            return r;
+        };
+        let (_, args) = split_template(&full);
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| {
+                let bound = self
+                    .frames
+                    .last()
+                    .and_then(|f| f.template.iter().find(|(n, _)| n == a))
+                    .map(|(_, v)| v.clone());
+                match bound {
+                    Some(TArg::Type(t)) => t.name.clone(),
+                    Some(TArg::Val(Val::Int(s))) if s.as_const().is_some() => {
+                        s.as_const().unwrap_or(0).to_string()
+                    }
+                    _ => a.clone(),
+                }
+            })
+            .collect();
+        r.name = format!("{}<{}>", base.trim(), args.join(", "));
+        r
+    }
+
     /// The template arguments the launch writes (`k<256, float><<<...>>>`), constants folded.
     fn launch_template_args(
         &mut self,
@@ -266,7 +301,7 @@ impl KernelRun<'_> {
                     }
                 }
                 // a type the host function names through its own template parameters
-                TemplateArg::Type(t) => TemplateArg::Type(self.resolve_type(t)),
+                TemplateArg::Type(t) => TemplateArg::Type(self.instantiate_type(t)),
             });
             out.push(arg);
         }

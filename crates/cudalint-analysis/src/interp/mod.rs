@@ -230,6 +230,8 @@ pub struct KernelRun<'p> {
     call_sites: Vec<InlineSite>,
     macro_depth: usize,
     eval_depth: usize,
+    /// Static members being evaluated, nested.
+    static_depth: usize,
     steps: usize,
     /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
     /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
@@ -264,6 +266,7 @@ impl<'p> KernelRun<'p> {
             call_sites: Vec::new(),
             macro_depth: 0,
             eval_depth: 0,
+            static_depth: 0,
             steps: 0,
             in_registers: Vec::new(),
         }

@@ -102,10 +102,19 @@ impl KernelRun<'_> {
     /// `x128::size`: a static member of a struct, through typedefs, evaluated with the
     /// struct's template parameters bound to the arguments the type names (`Packed128<floatX>`).
     fn static_member(&mut self, ty: &str, member: &str) -> Option<Val> {
-        // statics defined through each other (`ne = I * J / 32`) nest frames: bounded
-        if self.frames.len() > MAX_CALL_DEPTH {
+        // statics defined through each other (`ne = I * J / 32`) nest frames, and a type's
+        // template arguments can name the member being looked up (hadamard's `kNThreads` in a
+        // struct whose arguments are `kNThreads`): both bounded
+        if self.frames.len() > MAX_CALL_DEPTH || self.static_depth > MAX_CALL_DEPTH {
             return None;
         }
+        self.static_depth += 1;
+        let v = self.static_member_inner(ty, member);
+        self.static_depth -= 1;
+        v
+    }
+
+    fn static_member_inner(&mut self, ty: &str, member: &str) -> Option<Val> {
         let full = self.through_typedefs(ty);
         let (name, binds) = self.struct_instance(&full)?;
         let def = self
@@ -229,7 +238,7 @@ impl KernelRun<'_> {
 }
 
 /// `Packed128<floatX>` as `("Packed128", ["floatX"])` (top-level commas only).
-fn split_template(name: &str) -> (&str, Vec<String>) {
+pub(super) fn split_template(name: &str) -> (&str, Vec<String>) {
     let Some((base, rest)) = name.split_once('<') else {
         return (name.trim(), Vec::new());
     };
