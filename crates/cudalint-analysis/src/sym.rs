@@ -109,6 +109,56 @@ pub fn same(a: &Sym, b: &Sym) -> bool {
     }
 }
 
+/// A number every value of the expression is a multiple of, as a compiler can prove it from the
+/// expression alone (0: the expression is 0). `8 * t + 16` is a multiple of 8; `x + (x >> k)`
+/// of nothing but 1, whatever values x takes in a sampled warp.
+pub fn known_multiple(s: &Sym) -> i64 {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            a.abs()
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    const CAP: i64 = 1 << 20;
+    match &s.kind {
+        SymKind::Const(c) => c.abs().min(CAP),
+        SymKind::Var(_) | SymKind::Data(_) | SymKind::Unknown(_) => 1,
+        SymKind::Un(UnaryOp::Neg, a) => known_multiple(a),
+        SymKind::Un(..) => 1,
+        SymKind::Select(_, a, b) => gcd(known_multiple(a), known_multiple(b)),
+        SymKind::Bin(op, a, b) => {
+            let (ma, mb) = (known_multiple(a), known_multiple(b));
+            match op {
+                Op::Bin(BinOp::Add | BinOp::Sub) | Op::Min | Op::Max => gcd(ma, mb),
+                Op::Bin(BinOp::Mul) => {
+                    if ma == 0 || mb == 0 {
+                        0
+                    } else {
+                        ma.saturating_mul(mb).min(CAP)
+                    }
+                }
+                Op::Bin(BinOp::Shl) => match b.as_const() {
+                    Some(k) if (0..31).contains(&k) => {
+                        if ma == 0 {
+                            0
+                        } else {
+                            (ma << k).min(CAP)
+                        }
+                    }
+                    _ => 1,
+                },
+                // `x & ~15` is a multiple of 16, whatever x
+                Op::Bin(BinOp::BitAnd) => match (a.as_const(), b.as_const()) {
+                    (_, Some(c)) | (Some(c), _) if c != 0 => (c & c.wrapping_neg()).clamp(1, CAP),
+                    _ => 1,
+                },
+                _ => 1,
+            }
+        }
+    }
+}
+
 pub fn konst(v: i64) -> Sym {
     node(SymKind::Const(v))
 }
@@ -296,4 +346,27 @@ pub fn and(a: Sym, b: Sym) -> Sym {
         return a;
     }
     binop(BinOp::And, a, b)
+}
+
+#[cfg(test)]
+mod multiple_tests {
+    use super::*;
+
+    #[test]
+    fn known_multiples_follow_what_a_compiler_can_prove() {
+        let t = var(Var::Tid(0));
+        let k = var(Var::Runtime(0));
+        let m = |s: Sym| known_multiple(&s);
+        assert_eq!(m(mul(konst(8), t.clone())), 8);
+        assert_eq!(m(add(mul(konst(8), t.clone()), konst(16))), 8);
+        assert_eq!(m(add(mul(konst(8), t.clone()), konst(4))), 4);
+        // a run-time base breaks what the index proves
+        assert_eq!(m(add(k.clone(), mul(konst(8), t.clone()))), 1);
+        // Parboil sort's CONFLICT_FREE_OFFSET: x + (x >> (5 + x)) proves nothing
+        let x = mul(konst(4), t.clone());
+        let shifted = binop(BinOp::Shr, x.clone(), add(konst(5), x.clone()));
+        assert_eq!(m(mul(add(x, shifted), konst(4))), 4);
+        assert_eq!(m(binop(BinOp::Shl, t.clone(), konst(4))), 16);
+        assert_eq!(m(binop(BinOp::BitAnd, t, konst(!15))), 16);
+    }
 }

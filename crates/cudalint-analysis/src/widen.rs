@@ -242,6 +242,12 @@ fn steady_piece(
     if !piece[0].1.iter().all(|x| x.rem_euclid(vbytes) == 0) {
         return false;
     }
+    // aligned in the sampled lanes is not enough: nvcc pairs them only when the index proves
+    // it (`2 * t`: yes; Parboil sort's `x + (x >> (LNB + x))`: no, four scalar STS)
+    let multiple = sym::known_multiple(&run.accesses[piece[0].0].addr);
+    if multiple != 0 && multiple % vbytes != 0 {
+        return false;
+    }
     let a = &run.accesses[piece[0].0];
     a.loops.is_empty()
         || (1..=2).all(|it| {
