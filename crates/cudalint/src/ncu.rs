@@ -447,6 +447,51 @@ pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bo
 mod tests {
     use super::*;
 
+    /// One measured global load of `file` at `line`: 32 sectors a request, 4 ideal.
+    fn strided_load(file: &str, line: usize) -> Measured {
+        Measured {
+            file: file.into(),
+            line,
+            space: "global".into(),
+            op: "load".into(),
+            bytes: 4,
+            executed: 10.0,
+            sectors: 320.0,
+            ideal_sectors: 40.0,
+            nway_weighted: 0.0,
+            any_waste: true,
+        }
+    }
+
+    #[test]
+    fn lines_match_through_the_statement_and_the_inline_chain() {
+        // helper's load is on line 2; ncu may file it under the call (line 6), and the
+        // two-line access of line 7 under its second line
+        let src = "__device__ float helper(const float* p, int i) {\n  return p[i * 8];\n}\n__global__ void k(float* o, const float* p, const float* q) {\n  int t = threadIdx.x;\n  o[t] = helper(p, t) +\n    reinterpret_cast<const float*>(\n      q)[t * 8];\n}\n";
+        let inputs = [Input::new("k.cu", src)];
+        let reports = cudalint_rules::check(&inputs, &Settings::default());
+        let locals: BTreeMap<String, String> = [("k.cu".to_string(), "k.cu".to_string())].into();
+        let rows = compare(
+            &[
+                strided_load("k.cu", 2),
+                strided_load("k.cu", 6),
+                strided_load("k.cu", 8),
+                strided_load("k.cu", 4),
+            ],
+            &reports,
+            &locals,
+        );
+        let verdicts: Vec<(usize, &Verdict, &str)> = rows
+            .iter()
+            .map(|r| (r.measured.line, &r.verdict, r.text.as_str()))
+            .collect();
+        assert_eq!(verdicts[0].1, &Verdict::Agree, "{verdicts:?}");
+        assert_eq!(verdicts[1].1, &Verdict::Agree, "{verdicts:?}");
+        assert!(verdicts[1].2.contains("p[i * 8]"), "{verdicts:?}");
+        assert_eq!(verdicts[2].1, &Verdict::Agree, "{verdicts:?}");
+        assert_eq!(verdicts[3].1, &Verdict::Unpredicted, "{verdicts:?}");
+    }
+
     #[test]
     fn rejects_what_is_not_an_ncu_export() {
         assert!(parse("a,b,c\n1,2,3\n4,5,6\n7,8,9\n")
