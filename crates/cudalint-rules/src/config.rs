@@ -122,6 +122,43 @@ fn block(v: &[i64]) -> Option<[i64; 3]> {
     Some([v[0], *v.get(1).unwrap_or(&1), *v.get(2).unwrap_or(&1)])
 }
 
+/// The `[target]` table: the GPU geometry, every size a power of two in its range.
+fn target(
+    t: &RawTarget,
+    at: &dyn Fn(std::ops::Range<usize>, String) -> String,
+) -> Result<Option<cudalint_analysis::Target>, String> {
+    if let Some(w) = &t.warp_size {
+        if *w.get_ref() != 32 {
+            return Err(at(w.span(), format!("`target.warp-size`: {} is not 32; every NVIDIA GPU has 32-lane warps and cudalint models only those", w.get_ref())));
+        }
+    }
+    if t.sector_size.is_none() && t.banks.is_none() && t.bank_width.is_none() {
+        return Ok(None);
+    }
+    let mut target = cudalint_analysis::Target::default();
+    let pow2 = |v: &Spanned<i64>, key: &str, lo: i64, hi: i64| -> Result<i64, String> {
+        let x = *v.get_ref();
+        if x >= lo && x <= hi && x & (x - 1) == 0 {
+            Ok(x)
+        } else {
+            Err(at(
+                v.span(),
+                format!("`target.{key}`: {x} is not a power of two between {lo} and {hi}"),
+            ))
+        }
+    };
+    if let Some(v) = &t.sector_size {
+        target.sector_bytes = pow2(v, "sector-size", 8, 128)?;
+    }
+    if let Some(v) = &t.banks {
+        target.banks = pow2(v, "banks", 1, 64)?;
+    }
+    if let Some(v) = &t.bank_width {
+        target.bank_bytes = pow2(v, "bank-width", 4, 8)?;
+    }
+    Ok(Some(target))
+}
+
 impl Config {
     pub fn load(path: &Path) -> Result<Config, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -253,36 +290,7 @@ impl Config {
             }
             cfg.include_dirs.push(dir);
         }
-        let t = &raw.target;
-        if let Some(w) = &t.warp_size {
-            if *w.get_ref() != 32 {
-                return Err(at(w.span(), format!("`target.warp-size`: {} is not 32; every NVIDIA GPU has 32-lane warps and cudalint models only those", w.get_ref())));
-            }
-        }
-        if t.sector_size.is_some() || t.banks.is_some() || t.bank_width.is_some() {
-            let mut target = cudalint_analysis::Target::default();
-            let pow2 = |v: &Spanned<i64>, key: &str, lo: i64, hi: i64| -> Result<i64, String> {
-                let x = *v.get_ref();
-                if x >= lo && x <= hi && x & (x - 1) == 0 {
-                    Ok(x)
-                } else {
-                    Err(at(
-                        v.span(),
-                        format!("`target.{key}`: {x} is not a power of two between {lo} and {hi}"),
-                    ))
-                }
-            };
-            if let Some(v) = &t.sector_size {
-                target.sector_bytes = pow2(v, "sector-size", 8, 128)?;
-            }
-            if let Some(v) = &t.banks {
-                target.banks = pow2(v, "banks", 1, 64)?;
-            }
-            if let Some(v) = &t.bank_width {
-                target.bank_bytes = pow2(v, "bank-width", 4, 8)?;
-            }
-            cfg.target = Some(target);
-        }
+        cfg.target = target(&raw.target, &at)?;
         Ok(cfg)
     }
 

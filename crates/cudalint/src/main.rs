@@ -110,40 +110,44 @@ struct AnalysisArgs {
     exclude: Vec<String>,
 }
 
+/// What `cudalint check` takes.
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Files and folders (folders are walked for .cu/.cuh, respecting .gitignore).
+    #[arg(default_value = ".")]
+    paths: Vec<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: CheckFormat,
+    /// Exit 1 when a finding at or above this severity is reported (default: cudalint.toml's
+    /// `fail-on`, else warning).
+    #[arg(long, value_enum)]
+    fail_on: Option<FailOn>,
+    /// Also report what could not be analysed (CL1xx).
+    #[arg(long)]
+    show_unanalysed: bool,
+    /// Apply machine-applicable fixes in place (each checked by re-analysis), then report
+    /// what remains.
+    #[arg(long, conflicts_with = "diff")]
+    fix: bool,
+    /// Print the machine-applicable fixes as a diff instead of applying them.
+    #[arg(long)]
+    diff: bool,
+    /// Record today's findings in FILE (and exit 0): adopt cudalint without fixing them first.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<String>,
+    /// Report only findings that FILE (written by --write-baseline) does not record.
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<String>,
+    #[arg(long, value_enum, default_value = "auto")]
+    color: Color,
+    #[command(flatten)]
+    analysis: AnalysisArgs,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Report wasteful memory accesses in .cu/.cuh files and folders.
-    Check {
-        /// Files and folders (folders are walked for .cu/.cuh, respecting .gitignore).
-        #[arg(default_value = ".")]
-        paths: Vec<String>,
-        #[arg(long, value_enum, default_value = "text")]
-        format: CheckFormat,
-        /// Exit 1 when a finding at or above this severity is reported (default: cudalint.toml's
-        /// `fail-on`, else warning).
-        #[arg(long, value_enum)]
-        fail_on: Option<FailOn>,
-        /// Also report what could not be analysed (CL1xx).
-        #[arg(long)]
-        show_unanalysed: bool,
-        /// Apply machine-applicable fixes in place (each checked by re-analysis), then report
-        /// what remains.
-        #[arg(long, conflicts_with = "diff")]
-        fix: bool,
-        /// Print the machine-applicable fixes as a diff instead of applying them.
-        #[arg(long)]
-        diff: bool,
-        /// Record today's findings in FILE (and exit 0): adopt cudalint without fixing them first.
-        #[arg(long, value_name = "FILE")]
-        write_baseline: Option<String>,
-        /// Report only findings that FILE (written by --write-baseline) does not record.
-        #[arg(long, value_name = "FILE")]
-        baseline: Option<String>,
-        #[arg(long, value_enum, default_value = "auto")]
-        color: Color,
-        #[command(flatten)]
-        analysis: AnalysisArgs,
-    },
+    Check(CheckArgs),
     /// List every memory access analysed, with its predicted cost.
     Audit {
         #[arg(required = true)]
@@ -303,106 +307,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Check {
-            paths,
-            format,
-            fail_on,
-            show_unanalysed,
-            color,
-            write_baseline,
-            baseline,
-            fix,
-            diff,
-            analysis,
-        } => {
-            let (mut collected, mut reports, errors, settings) =
-                match run(&paths, &analysis, show_unanalysed) {
-                    Ok(r) => r,
-                    Err(code) => return code,
-                };
-            if fix || diff {
-                let outcome = fix::run(&collected.inputs, &reports, &settings, diff);
-                for (file, why) in &outcome.refused {
-                    eprintln!("cudalint: not fixed: {file}: {why}");
-                }
-                if diff {
-                    print!("{}", outcome.diff);
-                    return ExitCode::from(if outcome.refused.is_empty() { 0 } else { 1 });
-                }
-                for (file, what) in &outcome.applied {
-                    eprintln!("cudalint: fixed {file}: {what}");
-                }
-                // report what remains, from the files as they are now
-                for input in collected.inputs.iter_mut() {
-                    if let Ok(t) = std::fs::read_to_string(&input.path) {
-                        input.text = t;
-                    }
-                }
-                reports = cudalint_rules::check(&collected.inputs, &settings);
-            }
-            if let Some(path) = write_baseline {
-                return match baseline::write(&path, &reports, &collected.inputs) {
-                    Ok(n) => {
-                        eprintln!(
-                            "cudalint: wrote {n} finding{} to {path}",
-                            if n == 1 { "" } else { "s" }
-                        );
-                        ExitCode::from(if errors.is_empty() { 0 } else { 2 })
-                    }
-                    Err(e) => {
-                        eprintln!("cudalint: error: {e}");
-                        ExitCode::from(2)
-                    }
-                };
-            }
-            if let Some(path) = baseline {
-                match baseline::apply(&path, &mut reports, &collected.inputs) {
-                    Ok(n) if n > 0 => eprintln!(
-                        "cudalint: {n} finding{} recorded in {path} not shown",
-                        if n == 1 { "" } else { "s" }
-                    ),
-                    Ok(_) => {}
-                    Err(e) => {
-                        eprintln!("cudalint: error: {e}");
-                        return ExitCode::from(2);
-                    }
-                }
-            }
-            match format {
-                CheckFormat::Text => {
-                    let mut out = StandardStream::stdout(color.choice());
-                    let _ = render::text(&reports, &collected.inputs, &mut out);
-                    let _ = writeln!(out, "{}", render::summary(&reports));
-                }
-                CheckFormat::Json => println!("{}", render::check_json(&reports, &errors)),
-                CheckFormat::Sarif => println!("{}", sarif::render(&reports, &collected.inputs)),
-                CheckFormat::Github => print!("{}", sarif::github(&reports)),
-            }
-            if !errors.is_empty() {
-                return ExitCode::from(2);
-            }
-            let threshold = match fail_on {
-                Some(FailOn::Error) => Some(Severity::Error),
-                Some(FailOn::Warning) => Some(Severity::Warning),
-                Some(FailOn::Info) => Some(Severity::Info),
-                Some(FailOn::Never) => None,
-                // the configuration of the first checked file, else warning
-                None => collected
-                    .inputs
-                    .iter()
-                    .find(|i| !i.context)
-                    .and_then(|i| i.config.as_ref())
-                    .and_then(|c| c.fail_on)
-                    .unwrap_or(Some(Severity::Warning)),
-            };
-            let failing = threshold.is_some_and(|t| {
-                reports
-                    .iter()
-                    .flat_map(|r| &r.diagnostics)
-                    .any(|d| d.severity >= t)
-            });
-            ExitCode::from(if failing { 1 } else { 0 })
-        }
+        Command::Check(args) => check_command(args),
         Command::Audit {
             paths,
             format,
@@ -420,6 +325,109 @@ fn main() -> ExitCode {
             ExitCode::from(if errors.is_empty() { 0 } else { 2 })
         }
     }
+}
+
+/// `cudalint check`: collect, check, fix or diff, baseline, render, and the exit code.
+fn check_command(args: CheckArgs) -> ExitCode {
+    let CheckArgs {
+        paths,
+        format,
+        fail_on,
+        show_unanalysed,
+        fix,
+        diff,
+        write_baseline,
+        baseline,
+        color,
+        analysis,
+    } = args;
+    let (mut collected, mut reports, errors, settings) =
+        match run(&paths, &analysis, show_unanalysed) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+    if fix || diff {
+        let outcome = fix::run(&collected.inputs, &reports, &settings, diff);
+        for (file, why) in &outcome.refused {
+            eprintln!("cudalint: not fixed: {file}: {why}");
+        }
+        if diff {
+            print!("{}", outcome.diff);
+            return ExitCode::from(if outcome.refused.is_empty() { 0 } else { 1 });
+        }
+        for (file, what) in &outcome.applied {
+            eprintln!("cudalint: fixed {file}: {what}");
+        }
+        // report what remains, from the files as they are now
+        for input in collected.inputs.iter_mut() {
+            if let Ok(t) = std::fs::read_to_string(&input.path) {
+                input.text = t;
+            }
+        }
+        reports = cudalint_rules::check(&collected.inputs, &settings);
+    }
+    if let Some(path) = write_baseline {
+        return match baseline::write(&path, &reports, &collected.inputs) {
+            Ok(n) => {
+                eprintln!(
+                    "cudalint: wrote {n} finding{} to {path}",
+                    if n == 1 { "" } else { "s" }
+                );
+                ExitCode::from(if errors.is_empty() { 0 } else { 2 })
+            }
+            Err(e) => {
+                eprintln!("cudalint: error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    if let Some(path) = baseline {
+        match baseline::apply(&path, &mut reports, &collected.inputs) {
+            Ok(n) if n > 0 => eprintln!(
+                "cudalint: {n} finding{} recorded in {path} not shown",
+                if n == 1 { "" } else { "s" }
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("cudalint: error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    match format {
+        CheckFormat::Text => {
+            let mut out = StandardStream::stdout(color.choice());
+            let _ = render::text(&reports, &collected.inputs, &mut out);
+            let _ = writeln!(out, "{}", render::summary(&reports));
+        }
+        CheckFormat::Json => println!("{}", render::check_json(&reports, &errors)),
+        CheckFormat::Sarif => println!("{}", sarif::render(&reports, &collected.inputs)),
+        CheckFormat::Github => print!("{}", sarif::github(&reports)),
+    }
+    if !errors.is_empty() {
+        return ExitCode::from(2);
+    }
+    let threshold = match fail_on {
+        Some(FailOn::Error) => Some(Severity::Error),
+        Some(FailOn::Warning) => Some(Severity::Warning),
+        Some(FailOn::Info) => Some(Severity::Info),
+        Some(FailOn::Never) => None,
+        // the configuration of the first checked file, else warning
+        None => collected
+            .inputs
+            .iter()
+            .find(|i| !i.context)
+            .and_then(|i| i.config.as_ref())
+            .and_then(|c| c.fail_on)
+            .unwrap_or(Some(Severity::Warning)),
+    };
+    let failing = threshold.is_some_and(|t| {
+        reports
+            .iter()
+            .flat_map(|r| &r.diagnostics)
+            .any(|d| d.severity >= t)
+    });
+    ExitCode::from(if failing { 1 } else { 0 })
 }
 
 fn explain(code: Option<&str>) -> ExitCode {
