@@ -156,8 +156,18 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
             }
             let value = match object_like(rest) {
                 Some((_, v)) if !continued => Some(v.to_string()),
+                // a function-like macro is recorded as `NAME(` with its body, for the ones
+                // that stand for an attribute (`#define LAUNCH_BOUNDS(t, b)
+                // __launch_bounds__(t, b)`)
+                None if !continued => function_like_body(rest_trim).map(|body| {
+                    out.push((format!("{name}("), Some(body.to_string()), None));
+                    String::new()
+                }),
                 _ => None,
             };
+            if value.as_deref() == Some("") && rest_trim[name.len()..].starts_with('(') {
+                continue;
+            }
             out.push((name.to_string(), value, None));
         } else if let Some(rest) = directive.strip_prefix("include") {
             if let Some(inc) = rest
@@ -170,6 +180,19 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
         }
     }
     out
+}
+
+/// The body of a function-like `#define` (`NAME(a, b) body`, the part after `define`,
+/// trimmed), comments dropped; `None` for anything else.
+fn function_like_body(rest: &str) -> Option<&str> {
+    let open = rest.find('(')?;
+    let name = &rest[..open];
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let close = rest[open..].find(')')? + open;
+    let body = rest[close + 1..].split("//").next().unwrap_or("");
+    Some(body.split("/*").next().unwrap_or("").trim())
 }
 
 /// Whether `text` can give a header anything: it has a `#define` and an `#include "..."`.
@@ -313,7 +336,7 @@ mod specifier_tests {
         let inputs = [
             Input::new(
                 "a/main.cu",
-                "#define HD __host__ __device__\n#define HDI HD inline\n#define N 4\n#define EMPTY\n#include \"k.h\"\n",
+                "#define HD __host__ __device__\n#define HDI HD inline\n#define N 4\n#define EMPTY\n#define RESTRICT __restrict__\n#define LB(t, b) __launch_bounds__(t, b)\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#include \"k.h\"\n",
             ),
             Input::new("a/k.h", "#define KERNEL __global__\n"),
             Input::new("b/other.cu", "#define HD 1\n"),
@@ -326,7 +349,14 @@ mod specifier_tests {
         };
         assert_eq!(
             names(0),
-            ["EMPTY:Other", "HD:Device", "HDI:Device", "KERNEL:Global"]
+            [
+                "EMPTY:Other",
+                "HD:Device",
+                "HDI:Device",
+                "KERNEL:Global",
+                "LB(:Other",
+                "RESTRICT:Other"
+            ]
         );
         assert_eq!(names(1), names(0));
         // another program's HD is a value there

@@ -146,7 +146,8 @@ struct CheckArgs {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Report wasteful memory accesses in .cu/.cuh files and folders.
+    /// Report wasteful memory accesses in .cu/.cuh files and folders (and in the headers they
+    /// include).
     Check(CheckArgs),
     /// List every memory access analysed, with its predicted cost.
     Audit {

@@ -231,6 +231,9 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         "__cdecl",
         "__fastcall",
         "WINAPI",
+        "__restrict__",
+        "__restrict",
+        "restrict",
     ];
     let body = body.split("//").next().unwrap_or("");
     let body = body.split("/*").next().unwrap_or("");
@@ -241,6 +244,7 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         if let Some(after) = rest
             .strip_prefix("__attribute__")
             .or_else(|| rest.strip_prefix("__declspec"))
+            .or_else(|| rest.strip_prefix("__launch_bounds__"))
         {
             let close = balanced_end(after.trim_start())?;
             rest = after.trim_start()[close..].trim_start();

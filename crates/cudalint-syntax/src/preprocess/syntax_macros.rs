@@ -75,7 +75,7 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
                 .map(|(_, s)| *s)
         })
     };
-    let present = user.keys().any(|k| src.contains(k.as_str()))
+    let present = user.keys().any(|k| src.contains(k.trim_end_matches('(')))
         || LIBRARY_SPECIFIERS.iter().any(|(n, _)| src.contains(n));
     if !present {
         return None;
@@ -115,6 +115,21 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
         if directive || !mask[start] {
             continue;
         }
+        // a function-like one (`LAUNCH_BOUNDS (T, B)` for `__launch_bounds__(T, B)`) goes with
+        // its arguments
+        let mut after = i;
+        while after < b.len() && (b[after] == b' ' || b[after] == b'\t') {
+            after += 1;
+        }
+        if b.get(after) == Some(&b'(') && user.contains_key(&format!("{}(", &src[start..i])) {
+            let Some(close) = matching_paren(b, after) else {
+                continue;
+            };
+            blank_range(&mut out, start..close + 1);
+            changed = true;
+            i = close + 1;
+            continue;
+        }
         let Some(what) = found(&src[start..i]) else {
             continue;
         };
@@ -141,6 +156,25 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
 
 fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// The `)` matching the `(` at `open`, on the same logical line or a few after.
+fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, &c) in b[open..].iter().enumerate().take(1024) {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + k);
+                }
+            }
+            b';' | b'{' | b'}' => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 fn blank_words(src: &str) -> Cow<'_, str> {
@@ -380,8 +414,9 @@ mod specifier_tests {
         user.insert("HD".to_string(), Specifier::Device);
         user.insert("GLOBAL_FUNC".to_string(), Specifier::Global);
         user.insert("KERNEL".to_string(), Specifier::Global);
+        user.insert("LB(".to_string(), Specifier::Other);
         user.insert("HOST_DEVICE".to_string(), Specifier::Device);
-        let src = "#define HD __host__ __device__\nHD float f();\nHOST_DEVICE int g(); // HD\nGLOBAL_FUNC void k();\nKERNEL void k2();\nconst char* s = \"HD\";\nC10_HOST_DEVICE int h();\n";
+        let src = "#define HD __host__ __device__\nHD float f();\nHOST_DEVICE int g(); // HD\nGLOBAL_FUNC void k();\nKERNEL void k2();\nconst char* s = \"HD\";\nC10_HOST_DEVICE int h();\n__global__ void LB (T, B) k3();\n";
         let out = rewrite_specifiers(src, &user).unwrap();
         assert_eq!(out.len(), src.len());
         let lines: Vec<&str> = out.lines().collect();
@@ -396,6 +431,7 @@ mod specifier_tests {
                 "KERNEL void k2();",
                 "const char* s = \"HD\";",
                 "__device__      int h();",
+                "__global__ void           k3();",
             ]
         );
     }
