@@ -3,9 +3,11 @@
 //! text (`#define BLOCK 256` then `#include "kernel.cuh"`, whose `#ifndef BLOCK` default
 //! then does not apply; llama.cpp's common.cuh defines `GGML_COMMON_DECL_CUDA` before
 //! including ggml-common.h). A header included by several files takes its first includer's.
+//! The other way, what a header defines holds in its includer below the include line (a
+//! config.h's `#define ELEMENT_TYPE_UINT4` picks the includer's `#elif` typedef).
 
 use crate::check::{Input, Settings};
-use cudalint_syntax::{Defines, Specifier};
+use cudalint_syntax::{Defines, HeaderMacro, Specifier};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
@@ -35,12 +37,150 @@ pub fn file_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
         .collect()
 }
 
+/// One directive of a text with its `#if` branches selected, in the order it comes.
+enum Event {
+    Define(String, HeaderMacro),
+    Undef(String),
+    Include(String, Option<usize>),
+}
+
+/// An `#include "..."` as spelled, with the macros the header it names leaves behind.
+type IncludeGives = (String, Vec<(String, HeaderMacro)>);
+
+/// Per input, the macros each of its `#include "..."` lines brings: what the header it
+/// names leaves defined or undefined at its end, with what that header includes in turn.
+/// A header's branches are selected with `base` alone, not with its includer's macros.
+fn included_macros(inputs: &[Input], base: &[Defines]) -> Vec<Vec<IncludeGives>> {
+    let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    let events: Vec<Vec<Event>> = inputs
+        .par_iter()
+        .zip(base)
+        .enumerate()
+        .map(|(fi, (input, defines))| {
+            let t = &input.text;
+            if !t.contains('#') || !(t.contains("define") || t.contains("include")) {
+                return Vec::new();
+            }
+            let kept = cudalint_syntax::preprocess::select_branches(t, defines);
+            directive_events(&kept, |inc| {
+                cudalint_analysis::project::resolve_include(&paths, fi, inc)
+            })
+        })
+        .collect();
+    let mut memo: Vec<Option<std::rc::Rc<BTreeMap<String, HeaderMacro>>>> =
+        vec![None; inputs.len()];
+    let mut visiting = vec![false; inputs.len()];
+    (0..inputs.len())
+        .map(|fi| {
+            events[fi]
+                .iter()
+                .filter_map(|e| match e {
+                    Event::Include(spelled, Some(to)) => {
+                        let given = leaves(*to, &events, &mut memo, &mut visiting);
+                        (!given.is_empty()).then(|| {
+                            let macros = given.iter().map(|(k, v)| (k.clone(), v.clone()));
+                            (spelled.clone(), macros.collect())
+                        })
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// What input `fi` leaves defined at its end, with its includes; an include cycle brings
+/// nothing the second time round, as an include guard would.
+fn leaves(
+    fi: usize,
+    events: &[Vec<Event>],
+    memo: &mut [Option<std::rc::Rc<BTreeMap<String, HeaderMacro>>>],
+    visiting: &mut [bool],
+) -> std::rc::Rc<BTreeMap<String, HeaderMacro>> {
+    if let Some(m) = &memo[fi] {
+        return m.clone();
+    }
+    if visiting[fi] {
+        return Default::default();
+    }
+    visiting[fi] = true;
+    let mut out = BTreeMap::new();
+    for e in &events[fi] {
+        match e {
+            Event::Define(name, m) => {
+                out.insert(name.clone(), m.clone());
+            }
+            Event::Undef(name) => {
+                out.insert(name.clone(), HeaderMacro::Undefined);
+            }
+            Event::Include(_, Some(to)) => {
+                let inner = leaves(*to, events, memo, visiting);
+                out.extend(inner.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            Event::Include(_, None) => {}
+        }
+    }
+    visiting[fi] = false;
+    let out = std::rc::Rc::new(out);
+    memo[fi] = Some(out.clone());
+    out
+}
+
+/// The `#define`, `#undef` and `#include "..."` lines of a branch-selected text.
+fn directive_events(text: &str, resolve: impl Fn(&str) -> Option<usize>) -> Vec<Event> {
+    let mut out = Vec::new();
+    let mut continued = false;
+    for line in text.lines() {
+        let was_continued = continued;
+        continued = line.trim_end().ends_with('\\');
+        if was_continued {
+            continue;
+        }
+        let Some(directive) = line.trim_start().strip_prefix('#') else {
+            continue;
+        };
+        let directive = directive.trim_start();
+        if let Some(rest) = directive.strip_prefix("define") {
+            let t = rest.trim_start();
+            let end = t
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(t.len());
+            if end == 0 || !rest.starts_with([' ', '\t']) {
+                continue;
+            }
+            let m = match object_like(rest) {
+                Some((_, v)) if !continued => HeaderMacro::Object(v.to_string()),
+                _ => HeaderMacro::Defined,
+            };
+            out.push(Event::Define(t[..end].to_string(), m));
+        } else if let Some(rest) = directive.strip_prefix("undef") {
+            let name = rest
+                .trim_start()
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            if !name.is_empty() && rest.starts_with([' ', '\t']) {
+                out.push(Event::Undef(name.to_string()));
+            }
+        } else if let Some(rest) = directive.strip_prefix("include") {
+            if let Some(inc) = rest
+                .trim()
+                .strip_prefix('"')
+                .and_then(|r| r.split('"').next())
+            {
+                out.push(Event::Include(inc.to_string(), resolve(inc)));
+            }
+        }
+    }
+    out
+}
+
 /// Per input, what it is preprocessed with before its includer's macros: `-D`/`-U` and
-/// cudalint.toml (`Settings::defines_for`), and the declaration-specifier macros of the
-/// program it is part of.
+/// cudalint.toml (`Settings::defines_for`), the declaration-specifier macros of the
+/// program it is part of, and what the headers it includes define.
 pub fn base_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
     let specifiers = program_specifiers(inputs);
-    inputs
+    let mut base: Vec<Defines> = inputs
         .iter()
         .zip(specifiers)
         .map(|(i, spec)| {
@@ -50,7 +190,14 @@ pub fn base_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
             }
             d
         })
-        .collect()
+        .collect();
+    let brought = included_macros(inputs, &base);
+    for (defines, brought) in base.iter_mut().zip(brought) {
+        for (spelled, macros) in brought {
+            defines.insert_included(&spelled, macros);
+        }
+    }
+    base
 }
 
 /// Per input, the object-like macros its program defines as declaration specifiers (or as
@@ -324,6 +471,35 @@ mod tests {
             Some("256")
         );
         assert_eq!(file_defines(&inputs, &settings)[0].get("BLOCK"), Some("32"));
+    }
+
+    #[test]
+    fn what_a_header_defines_picks_the_includers_branch_below_the_include() {
+        // Learn-CUDA's config.h: the element type is chosen by a macro a header defines,
+        // through a header that includes it in turn
+        let kernel = "#include \"common.h\"\n\
+            #if defined(ELEMENT_FLOAT)\ntypedef float T;\n#elif defined(ELEMENT_DOUBLE)\ntypedef double T;\n#endif\n\
+            #ifndef OWN\n#define OWN 2\n#endif\n\
+            __global__ void k(T* o) { o[threadIdx.x * OWN] = 1; }\n";
+        let mut inputs = [
+            input("app/k.cu", kernel),
+            input("app/common.h", "#include \"config.h\"\n#define OWN 1\n"),
+            input(
+                "app/config.h",
+                "#define ELEMENT_DOUBLE\n#define GONE\n#undef GONE\n",
+            ),
+        ];
+        inputs[1].context = true;
+        inputs[2].context = true;
+        let reports = crate::check::check(&inputs, &Settings::default());
+        let a = &reports[0].accesses[0];
+        assert_eq!((a.elem_type.as_str(), a.bytes), ("T", 8));
+        // the header's OWN 1 holds below the include: 32 lanes x 8 bytes back to back are
+        // 8 sectors (with the includer's own default of 2 they would be 16)
+        assert_eq!(a.sectors_per_request, Some(8.0));
+        // without the headers, the first branch is the guess
+        let alone = crate::check::check(&[input("app/k.cu", kernel)], &Settings::default());
+        assert_eq!(alone[0].accesses[0].bytes, 4);
     }
 }
 

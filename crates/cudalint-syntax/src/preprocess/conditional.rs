@@ -14,7 +14,7 @@
 //! do not have, so the default that follows is kept instead.
 
 use super::condition::{evaluate, Scope};
-use super::{blank_range, Defines, MacroState};
+use super::{blank_range, Defines, HeaderMacro, MacroState};
 use std::borrow::Cow;
 use std::collections::HashMap;
 
@@ -86,7 +86,11 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                 }
                 decided
             };
-            let decided = decide(&rest);
+            let conditional = matches!(
+                name,
+                "if" | "ifdef" | "ifndef" | "elif" | "elifdef" | "elifndef"
+            );
+            let decided = if conditional { decide(&rest) } else { None };
             // keeping `#ifdef X` on a guess is assuming X defined: a later `#ifndef X` must
             // agree (SobelFilter's FIXED_BLOCKWIDTH picks macros in one group and parameters
             // in the other)
@@ -135,6 +139,7 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                         local.insert(n.to_string(), MacroState::Undefined);
                     }
                 }
+                "include" if live => include(&rest, defines, &mut local),
                 _ => {}
             }
         }
@@ -234,6 +239,7 @@ fn directive(line: &str) -> Option<(&'static str, String)> {
         "endif" => "endif",
         "define" => "define",
         "undef" => "undef",
+        "include" => "include",
         _ => return None,
     };
     Some((name, strip_comments(&t[word_end..])))
@@ -359,6 +365,27 @@ fn define(rest: &str, local: &mut HashMap<String, MacroState>) {
     local.insert(name.to_string(), state);
 }
 
+/// What an `#include "..."` of a header we read brings: its macros hold below the line.
+fn include(rest: &str, defines: &Defines, local: &mut HashMap<String, MacroState>) {
+    let Some(spelled) = rest
+        .trim()
+        .strip_prefix('"')
+        .and_then(|r| r.split('"').next())
+    else {
+        return;
+    };
+    for (name, m) in defines.included(spelled).unwrap_or_default() {
+        let state = match m {
+            HeaderMacro::Object(v) => MacroState::Object(v.clone()),
+            HeaderMacro::Defined => MacroState::Defined,
+            HeaderMacro::Undefined => MacroState::Undefined,
+        };
+        // what the includer defined itself above the include is what the header's
+        // `#ifndef X` default deferred to
+        local.entry(name.clone()).or_insert(state);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,6 +448,35 @@ mod tests {
         let src = "#if HEADER_VALUE > 3\na\n#elif HEADER_VALUE > 1\nb\n#else\nc\n#endif\n";
         assert_eq!(live(src, &[]), ["a"]);
         assert_eq!(live(src, &["HEADER_VALUE=2"]), ["b"]);
+    }
+
+    #[test]
+    fn a_read_headers_macros_hold_below_its_include_only() {
+        let src = "#if defined(USE_F)\nf\n#elif defined(USE_D)\nd\n#endif\n\
+                   #include \"config.h\"\n\
+                   #if defined(USE_F)\nf\n#elif defined(USE_D)\nd\n#endif\n\
+                   #define OWN 1\n#include \"own.h\"\n#if OWN == 2\ntwo\n#else\none\n#endif\n";
+        let mut defines = Defines::default();
+        defines.insert_included(
+            "config.h",
+            vec![
+                ("USE_D".into(), HeaderMacro::Defined),
+                ("USE_F".into(), HeaderMacro::Undefined),
+            ],
+        );
+        // the includer's own definition wins over the header's `#define OWN 2` default
+        defines.insert_included(
+            "own.h",
+            vec![("OWN".into(), HeaderMacro::Object("2".into()))],
+        );
+        let kept: Vec<String> = select_branches(src, &defines)
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from)
+            .collect();
+        // above the include the first branch is the guess; below it the header decides
+        assert_eq!(kept, ["f", "d", "one"]);
     }
 
     #[test]

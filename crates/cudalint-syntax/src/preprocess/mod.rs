@@ -25,6 +25,20 @@ pub struct Defines {
     /// files it is compiled with: where they appear in code they are syntax the grammar
     /// cannot follow, and are rewritten as what they stand for.
     specifiers: BTreeMap<String, Specifier>,
+    /// Per `#include "..."` spelling, what the header it names (and the headers it includes)
+    /// leaves defined or undefined: a `#define USE_UINT4` in a config.h decides the
+    /// includer's `#if defined(USE_UINT4)` below the include line.
+    included: BTreeMap<String, Vec<(String, HeaderMacro)>>,
+}
+
+/// What a header leaves a macro as when its text ends.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum HeaderMacro {
+    /// An object-like macro with its replacement text.
+    Object(String),
+    /// Defined, with no value we read: function-like, or a body continued over lines.
+    Defined,
+    Undefined,
 }
 
 /// What a declaration-specifier macro stands for, as far as the analysis cares.
@@ -123,6 +137,16 @@ impl Defines {
         self.specifiers.insert(name.to_string(), what);
     }
 
+    /// Records what the header included as `#include "spelled"` leaves defined.
+    pub fn insert_included(&mut self, spelled: &str, macros: Vec<(String, HeaderMacro)>) {
+        self.included.insert(spelled.to_string(), macros);
+    }
+
+    /// What the header included as `#include "spelled"` leaves defined, if it was read.
+    pub fn included(&self, spelled: &str) -> Option<&[(String, HeaderMacro)]> {
+        self.included.get(spelled).map(Vec::as_slice)
+    }
+
     /// The declaration-specifier macros, in name order.
     pub fn specifiers(&self) -> impl Iterator<Item = (&str, Specifier)> {
         self.specifiers.iter().map(|(k, v)| (k.as_str(), *v))
@@ -147,6 +171,8 @@ impl Defines {
         let mut d = self.clone();
         d.specifiers
             .extend(other.specifiers.iter().map(|(k, v)| (k.clone(), *v)));
+        d.included
+            .extend(other.included.iter().map(|(k, v)| (k.clone(), v.clone())));
         for (k, v) in &other.user {
             d.undefined.remove(k);
             d.user.insert(k.clone(), v.clone());
