@@ -13,6 +13,16 @@ impl<'s> Lowerer<'s> {
         let mut params = Vec::new();
         if let Some(list) = n.child_by_field_id(fid().parameters.get()) {
             for p in named_children(list) {
+                // `template <class> class Func` is named by its inner `class Func`: skipping
+                // it would bind the next parameter to its argument
+                let p = match p.kind() {
+                    "template_template_parameter_declaration" => named_children(p)
+                        .into_iter()
+                        .rev()
+                        .find(|c| c.kind().ends_with("type_parameter_declaration"))
+                        .unwrap_or(p),
+                    _ => p,
+                };
                 let is_type = matches!(
                     p.kind(),
                     "type_parameter_declaration" | "optional_type_parameter_declaration"
