@@ -119,6 +119,8 @@ pub struct Access {
     pub inlined_at: Vec<InlineSite>,
     /// Which of the instructions a wider value's copy is split into, of how many.
     pub piece: Option<(u8, u8)>,
+    /// The element's own bytes where nvcc loads only its low `bytes` (`(int)offsets[i]`).
+    pub narrowed_from: Option<i64>,
 }
 
 /// A kernel the analysis could not look into.
@@ -344,6 +346,7 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
                 padding,
                 inlined_at: raw.inlined_at.clone(),
                 piece: raw.piece,
+                narrowed_from: raw.narrowed_from,
             };
             // the same access reached twice in one run (inlined helpers, macros) is kept once
             // per occurrence index so two calls of one helper stay two accesses

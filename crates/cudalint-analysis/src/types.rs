@@ -204,6 +204,7 @@ pub fn field(
         .trim_start_matches("const ");
     if let Some(b) = builtin(bare) {
         // vector types: components of the scalar type
+        let bare = library_vector(bare).unwrap_or(bare);
         let comps = ["x", "y", "z", "w"];
         let k = comps.iter().position(|c| *c == field)? as i64;
         let scalar = vector_component(bare)?;
@@ -302,6 +303,31 @@ fn array_len(e: &cudalint_syntax::Expr, files: &[&FileModel], depth: usize) -> O
         }
         _ => None,
     }
+}
+
+/// Whether a built-in type is an integer (`long`, `uint8_t`, `size_t`), not a floating-point,
+/// vector or complex type.
+pub fn is_integer(name: &str) -> bool {
+    let bare = name.trim_start_matches("const ");
+    builtin(bare).is_some()
+        && vector_width(bare).is_none()
+        && ![
+            "float", "double", "half", "bfloat16", "complex", "Complex", "__int128",
+        ]
+        .iter()
+        .any(|w| bare.contains(w))
+        && !bare.starts_with("__nv_")
+        && !matches!(bare, "bool")
+}
+
+/// The vector type a CUDA library's complex type is a typedef of (cuComplex.h, cufft.h):
+/// its `.x` is the real part.
+fn library_vector(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "cuComplex" | "cuFloatComplex" | "cufftComplex" => "float2",
+        "cuDoubleComplex" | "cufftDoubleComplex" => "double2",
+        _ => return None,
+    })
 }
 
 /// Components of a CUDA vector type (`uint4`: 4), `None` for anything else.

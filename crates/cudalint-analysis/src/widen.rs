@@ -57,7 +57,8 @@ fn merge_of(
 /// Field accesses that nvcc turns into one vector access of the whole element, as measured:
 /// loads widen as soon as the same lanes load two or more fields of one 2-, 4-, 8- or 16-byte
 /// element (`LDG.E.64` for a float2's .x and .y); stores only when every byte of the element
-/// is written (otherwise `st.v2.u8` + `st.u8`). Returns, per access index, the access
+/// is written (otherwise `st.v2.u8` + `st.u8`); all in one branch of the code. Returns, per
+/// access index, the access
 /// re-expressed as the element-wide one.
 pub(crate) fn vector_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i64]) -> Vec<Merge> {
     let element = |a: &interp::RawAccess| -> Option<(i64, sym::Sym, lanes::Lanes)> {
@@ -103,6 +104,9 @@ pub(crate) fn vector_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i
                     && b.base == a.base
                     && b.decl == a.decl
                     && b.loops == a.loops
+                    // `c[i].x = re; if (im) c[i].y = im[i];` stays two stores
+                    && b.branch == a.branch
+                    && std::rc::Rc::ptr_eq(&b.mask, &a.mask)
             })
             .collect();
         let mut spans: Vec<(i64, i64)> = group
@@ -174,6 +178,7 @@ pub(crate) fn adjacent_shared_merges(
             && a.base == b.base
             && a.bytes == b.bytes
             && a.loops == b.loops
+            && a.branch == b.branch
             && std::rc::Rc::ptr_eq(&a.mask, &b.mask)
     };
     let mut out = Vec::new();

@@ -116,6 +116,7 @@ impl Moves {
                 padding,
                 inlined_at,
                 piece: _,
+                narrowed_from: _,
             } = x;
             self.loc(loc)?;
             for InlineSite { loc, callee: _ } in inlined_at {

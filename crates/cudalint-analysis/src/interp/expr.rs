@@ -58,8 +58,15 @@ impl KernelRun<'_> {
             },
             ExprKind::Unary { op, arg } => self.unary(*op, arg),
             ExprKind::Binary { op, lhs, rhs } => {
-                let a = self.rvalue(lhs);
-                let b = self.rvalue(rhs);
+                // `id[i] & 0xFF` uses the low byte of the value
+                let kept = |e: &Expr| match (op, &e.kind) {
+                    (BinOp::BitAnd, ExprKind::Int(0xff)) => Some(1),
+                    (BinOp::BitAnd, ExprKind::Int(0xffff)) => Some(2),
+                    (BinOp::BitAnd, ExprKind::Int(0xffff_ffff)) => Some(4),
+                    _ => None,
+                };
+                let a = self.rvalue_narrowed(lhs, kept(rhs));
+                let b = self.rvalue_narrowed(rhs, kept(lhs));
                 self.arith(*op, a, b)
             }
             ExprKind::Assign { op, lhs, rhs } => {
@@ -107,6 +114,28 @@ impl KernelRun<'_> {
                 Val::Unknown(format!("unsupported syntax: {what}").into())
             }
         }
+    }
+
+    /// Evaluates `e`, of whose value only the low `kept` bytes are used: when `e` is an integer
+    /// load wider than that, nvcc loads only those bytes (`int start = offsets[i]` on a
+    /// `long*` is a 32-bit `LDG.E`, `id[i] & 0xFF` an `LDG.E.U8`).
+    pub(super) fn rvalue_narrowed(&mut self, e: &Expr, kept: Option<i64>) -> Val {
+        let is_load = matches!(
+            e.kind,
+            ExprKind::Index { .. }
+                | ExprKind::Field { .. }
+                | ExprKind::Unary {
+                    op: UnOp::Deref,
+                    ..
+                }
+        );
+        let Some(kept) = kept.filter(|_| is_load) else {
+            return self.rvalue(e);
+        };
+        let outer = self.narrow.replace((e.span, kept));
+        let v = self.rvalue(e);
+        self.narrow = outer;
+        v
     }
 
     /// Unary operators other than `*p` (a place): `&a[i]` is a pointer, `++i` an update.
@@ -165,7 +194,8 @@ impl KernelRun<'_> {
     /// `(T*)p` re-types what a pointer points to; `(T)i` narrows an integer.
     fn cast(&mut self, ty: &TypeRef, arg: &Expr) -> Val {
         let ty = self.resolve_type(ty);
-        let v = self.rvalue(arg);
+        let kept = self.integer_bytes(&ty);
+        let v = self.rvalue_narrowed(arg, kept);
         match v {
             Val::Ptr(mut p) if ty.pointer_depth > 0 => {
                 let mut elem = ty;

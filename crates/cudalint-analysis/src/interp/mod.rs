@@ -125,6 +125,13 @@ pub struct RawAccess {
     /// Which of the instructions a copy of a wider or less aligned value is split into this is,
     /// and how many there are (a `float3` is three 4-byte accesses).
     pub piece: Option<(u8, u8)>,
+    /// The branch of an `if` the access sits in (0 outside any): nvcc merges neighbouring
+    /// accesses into one vector access only within one branch, whatever the analysis knows of
+    /// the condition.
+    pub branch: u32,
+    /// The bytes of the element when nvcc loads only its low part (`(int)offsets[i]` of a
+    /// `long`): the ideal is what the declared elements cost, a narrower read being no waste.
+    pub narrowed_from: Option<i64>,
 }
 
 #[derive(Clone, Debug)]
@@ -236,6 +243,13 @@ pub struct KernelRun<'p> {
     /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
     /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
     in_registers: Vec<(Space, Rc<str>, Sym, i64, Sym)>,
+    /// The branch being evaluated, and how many have been entered.
+    branch: u32,
+    branches: u32,
+    /// A load whose value only its low bytes are used of: (its expression's span, bytes).
+    narrow: Option<(cudalint_syntax::Span, i64)>,
+    /// How many loads have been recorded narrower than their type.
+    narrowed_loads: usize,
 }
 
 /// Statements visited per kernel, inlined calls included: a bound on work for generated input.
@@ -269,6 +283,10 @@ impl<'p> KernelRun<'p> {
             static_depth: 0,
             steps: 0,
             in_registers: Vec::new(),
+            branch: 0,
+            branches: 0,
+            narrow: None,
+            narrowed_loads: 0,
         }
     }
 
@@ -432,6 +450,15 @@ impl<'p> KernelRun<'p> {
 
     fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {
         types::layout(&self.resolve_type(ty), self.types())
+    }
+
+    /// The size of an integer type other than a pointer: what a value converted to it keeps.
+    fn integer_bytes(&self, ty: &TypeRef) -> Option<i64> {
+        let ty = self.resolve_type(ty);
+        let name = types::through_typedefs(&ty.name, self.types());
+        (ty.pointer_depth == 0 && types::is_integer(&name))
+            .then(|| self.layout_of(&ty).map(|l| l.size))
+            .flatten()
     }
 }
 

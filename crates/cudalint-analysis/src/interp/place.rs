@@ -188,6 +188,9 @@ impl KernelRun<'_> {
         idx_expr: Option<&Expr>,
     ) {
         if self.in_register(place, op) {
+            if self.narrowed_loads > 0 {
+                self.widen_reused(place, span);
+            }
             return;
         }
         let lane_term = idx_expr
@@ -205,7 +208,15 @@ impl KernelRun<'_> {
             _ => None,
         };
         let align = self.layout_of(&place.ty).map_or(place.bytes, |l| l.align);
-        let pieces = copy_pieces(place.bytes, align);
+        // a value only the low bytes of are used is loaded that narrow (little-endian: at
+        // the same address)
+        let narrowed = self
+            .narrow
+            .filter(|&(at, kept)| at == span && op == AccessOp::Load && kept < place.bytes)
+            .map(|(_, kept)| kept)
+            .filter(|_| self.integer_bytes(&place.ty).is_some());
+        self.narrowed_loads += narrowed.is_some() as usize;
+        let pieces = copy_pieces(narrowed.unwrap_or(place.bytes), align);
         let count = pieces.len() as u8;
         for (k, (offset, bytes)) in pieces.into_iter().enumerate() {
             let shared_index = shared_index.clone().map(|mut si| {
@@ -226,11 +237,49 @@ impl KernelRun<'_> {
                 field: place.field.clone(),
                 shared_index,
                 lane_term,
-                assumptions: place.assumption.iter().cloned().collect(),
+                assumptions: place
+                    .assumption
+                    .iter()
+                    .cloned()
+                    .chain(narrowed.map(|kept| {
+                        let part = match kept {
+                            1 => "byte".to_string(),
+                            n => format!("{n} bytes"),
+                        };
+                        format!("{NARROWED} the low {part} of the `{}`", place.ty.name)
+                    }))
+                    .collect(),
                 iter_step: 1,
                 inlined_at: self.call_sites.iter().rev().cloned().collect(),
                 piece: (count > 1).then_some((k as u8, count)),
+                branch: self.branch,
+                narrowed_from: narrowed.map(|_| place.bytes),
             });
+        }
+    }
+
+    /// A value loaded narrow and used again whole from its register (relu's `input[i] & 0xFF`
+    /// then `input[i] >> 8`) was loaded as wide as its widest use.
+    fn widen_reused(&mut self, place: &Place, span: Span) {
+        let used = self
+            .narrow
+            .filter(|&(at, _)| at == span)
+            .map_or(place.bytes, |(_, kept)| kept);
+        let p = &place.ptr;
+        let earlier = self.accesses.iter_mut().rev().find(|a| {
+            a.op == AccessOp::Load
+                && a.space == p.space
+                && a.base == *p.base
+                && a.piece.is_none()
+                && a.bytes < place.bytes
+                && sym::same(&a.addr, &p.offset)
+        });
+        if let Some(a) = earlier {
+            a.bytes = a.bytes.max(used);
+            if a.bytes == place.bytes {
+                a.assumptions.retain(|s| !s.starts_with(NARROWED));
+                a.narrowed_from = None;
+            }
         }
     }
 
@@ -387,3 +436,6 @@ pub(super) fn copy_pieces(bytes: i64, align: i64) -> Vec<(i64, i64)> {
     }
     (0..n).map(|k| (k * width, width)).collect()
 }
+
+/// How an access says nvcc loads only part of its value.
+const NARROWED: &str = "nvcc loads only the part used:";

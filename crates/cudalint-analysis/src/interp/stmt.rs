@@ -45,8 +45,10 @@ impl KernelRun<'_> {
                     self.mask = sym::and(saved.clone(), c.clone());
                 }
                 let before = self.scopes.clone();
+                let outer_branch = self.branch;
                 // what a branch loads or stores is not known to be in registers after it
                 self.in_registers.clear();
+                self.enter_branch();
                 self.stmts(then);
                 let then_returns = ends_with_return(then);
                 let after_then = std::mem::replace(&mut self.scopes, before.clone());
@@ -54,8 +56,10 @@ impl KernelRun<'_> {
                     self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
                 }
                 self.in_registers.clear();
+                self.enter_branch();
                 self.stmts(els);
                 self.in_registers.clear();
+                self.branch = outer_branch;
                 self.mask = saved;
                 self.merge_branches(&c, &before, &after_then);
                 // `if (i >= n) return;` leaves only the other lanes running
@@ -117,6 +121,12 @@ impl KernelRun<'_> {
     /// After an `if` whose condition is not known: a variable the two branches left different
     /// holds `cond ? then : else` (per lane for a lane condition, data-dependent for a
     /// condition read from memory, as in a binary search).
+    /// Starts a branch of an `if`: its accesses are not merged with those outside it.
+    fn enter_branch(&mut self) {
+        self.branches += 1;
+        self.branch = self.branches;
+    }
+
     fn merge_branches(
         &mut self,
         c: &Sym,
@@ -258,9 +268,13 @@ impl KernelRun<'_> {
             Some(Expr {
                 kind: ExprKind::Init(args),
                 ..
-            }) if args.len() == 1 && ty.pointer_depth == 0 => self.rvalue(&args[0]),
+            }) if args.len() == 1 && ty.pointer_depth == 0 => {
+                let kept = self.integer_bytes(ty);
+                self.rvalue_narrowed(&args[0], kept)
+            }
             Some(e) => {
-                let v = self.rvalue(e);
+                let kept = self.integer_bytes(ty);
+                let v = self.rvalue_narrowed(e, kept);
                 match v {
                     Val::Ptr(mut p) if ty.pointer_depth > 0 => {
                         // `const float4* v = (const float4*)p` or an alias of a different type

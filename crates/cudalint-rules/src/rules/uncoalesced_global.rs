@@ -73,6 +73,24 @@ fn fix(a: &Access, kernel: &[Access], ctx: &Ctx) -> Fix {
         };
     }
     let stride = a.cost.d_tx.map(|d| d / unit.max(1)).unwrap_or(0);
+    if let Some(declared) = a.narrowed_from.filter(|&w| a.cost.d_tx == Some(w)) {
+        // consecutive lanes, consecutive elements: the waste is the part of each element
+        // nobody uses, which only a narrower element type saves
+        let (part, narrow) = match unit {
+            1 => ("byte".to_string(), "uint8_t"),
+            2 => ("2 bytes".to_string(), "int16_t"),
+            n => (format!("{n} bytes"), "int32_t"),
+        };
+        return Fix {
+            title: format!(
+                "each lane uses only the low {part} of its {declared}-byte `{}`, and nvcc loads only that: the rest of every sector is fetched for nothing; if the values fit, store them as `{narrow}`, or pack the parts the lanes use together",
+                a.elem_type
+            ),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+            sketch: None,
+        };
+    }
     if a.cost.d_iter == Some(unit) {
         // the loop walks the contiguous index while threadIdx.x jumps rows (siboehm's kernel 1)
         let sketch = format!(
