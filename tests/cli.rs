@@ -695,6 +695,54 @@ fn macros_from_the_command_line_and_the_config_pick_branches() {
 }
 
 #[test]
+fn a_macro_the_build_files_never_name_is_not_defined() {
+    let dir = scratch("build-files");
+    let k = dir.join("k.cu");
+    std::fs::write(
+        &k,
+        "#ifdef SINGLE_PRECISION\ntypedef float real;\n#else\ntypedef double real;\n#endif\n\
+         __global__ void k(const real* in, real* out) {\n  \
+         out[threadIdx.x] = in[threadIdx.x];\n}\n",
+    )
+    .unwrap();
+    let bytes = || -> Vec<u64> {
+        let out = common::json(&["audit", "--format", "json", &s(&k)]);
+        out["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["bytes"].as_u64().unwrap())
+            .collect()
+    };
+    // no build file: the first branch is the guess
+    assert_eq!(bytes(), [4, 4]);
+    // a Makefile that passes no -D: the plain build's #else, double
+    std::fs::write(
+        dir.join("Makefile"),
+        "main: k.cu\n\tnvcc -O3 -arch=sm_90 k.cu -o main\n",
+    )
+    .unwrap();
+    assert_eq!(bytes(), [8, 8]);
+    // a build file that names the macro may define it: the guess again
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        "option(FP32 \"single\" OFF)\nif(FP32)\n  add_compile_definitions(SINGLE_PRECISION)\nendif()\n",
+    )
+    .unwrap();
+    assert_eq!(bytes(), [4, 4]);
+    // and the command line decides over both
+    let out = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "-U",
+        "SINGLE_PRECISION",
+        &s(&k),
+    ]);
+    assert_eq!(out["accesses"][0]["bytes"], 8);
+}
+
+#[test]
 fn audit_summary_counts_files_kernels_and_classes() {
     let out = common::run(&["audit", "--format", "summary", "fixtures/preprocessor.cu"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

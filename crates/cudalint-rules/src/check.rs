@@ -20,6 +20,8 @@ pub struct Input {
     /// (`cudalint_syntax::source::decode`): the text is not the file's, so it is never
     /// written back.
     pub replaced_bytes: usize,
+    /// The build files that govern the file's folder, if any were found.
+    pub build: Option<std::sync::Arc<crate::build_files::BuildFiles>>,
 }
 
 impl Input {
@@ -30,6 +32,7 @@ impl Input {
             context: false,
             config: None,
             replaced_bytes: 0,
+            build: None,
         }
     }
 }

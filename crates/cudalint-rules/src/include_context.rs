@@ -180,6 +180,7 @@ fn directive_events(text: &str, resolve: impl Fn(&str) -> Option<usize>) -> Vec<
 /// program it is part of, and what the headers it includes define.
 pub fn base_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
     let specifiers = program_specifiers(inputs);
+    let set_by_program = crate::build_files::defined_names(inputs);
     let mut base: Vec<Defines> = inputs
         .iter()
         .zip(specifiers)
@@ -187,6 +188,19 @@ pub fn base_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
             let mut d = settings.defines_for(i);
             for (name, what) in spec {
                 d.insert_specifier(&name, what);
+            }
+            if let Some(build) = &i.build {
+                // a name neither the program nor its build files set is not defined in a
+                // plain build; reserved names (`_WIN32`, `__CUDA_ARCH__`) are the compiler's
+                for name in crate::build_files::tested_names(&i.text) {
+                    if !name.starts_with('_')
+                        && d.is_defined(name).is_none()
+                        && !set_by_program.contains(name)
+                        && !build.mentions(name)
+                    {
+                        let _ = d.undefine(name);
+                    }
+                }
             }
             d
         })

@@ -1,6 +1,7 @@
 //! cudalint's rules and the check function every frontend (CLI, LSP) calls: facts from the
 //! analysis in, [`Diagnostic`]s out. Frontends only render.
 
+pub mod build_files;
 pub mod check;
 pub mod codes;
 pub mod config;

@@ -46,6 +46,7 @@ pub fn prepare(
             }
         };
     }
+    crate::build_files::attach(inputs);
     configs
 }
 

@@ -144,6 +144,7 @@ pub fn run(inputs: &[Input], reports: &[FileReport], settings: &Settings, dry: b
                 context: i.context,
                 config: i.config.clone(),
                 replaced_bytes: i.replaced_bytes,
+                build: i.build.clone(),
             })
             .collect();
         let after = cudalint_rules::check(&trial, settings);
