@@ -21,7 +21,7 @@ pub const OPTIONS: &[(&str, &str)] = &[
     ("[analysis] block", "block shape for kernels with no visible launch and no __launch_bounds__, e.g. [256] or [16, 16]"),
     ("[analysis] runtime-default", "value assumed for runtime quantities with no configured value (default 1024)"),
     ("defines", "macros defined for every file, as `-D` takes them: [\"USE_FP16\", \"TILE=32\"]; they pick `#if` branches and give values to names the files do not define"),
-    ("undefines", "macros the build does not define, as `-U` takes them: [\"ENABLE_FP32\"] (an `#ifdef` on a name nothing defines or undefines keeps its first branch)"),
+    ("undefines", "macros the build does not define, as `-U` takes them: [\"ENABLE_FP32\"] (an `#ifdef` on a name nothing defines or undefines, and that a build file names, keeps its first branch)"),
     ("include-dirs", "folders searched for `#include \"...\"` headers after the including file's own, as `-I` takes them, relative to this file's folder: [\"src\", \"third_party/include\"]"),
     ("[kernels.NAME] block", "the block shape of kernel NAME, over anything cudalint infers"),
     ("[params] NAME", "the value of a runtime quantity (kernel parameter, template argument), e.g. Width = 4096"),
