@@ -49,19 +49,12 @@ fn pick<T>(
     None
 }
 
-/// Whether `include` (as written in a file in `dir`) names `path` exactly.
-fn names(dir: &str, include: &str, path: &str) -> bool {
-    let joined = if dir.is_empty() {
-        include.to_string()
-    } else {
-        format!("{dir}/{include}")
-    };
-    normalize(&joined) == normalize(path)
-}
-
 /// Whether `path` ends with `include`: a header found through an include path (`-I`).
 fn ends_with_include(include: &str, path: &str) -> bool {
-    path.ends_with(&format!("/{}", include.trim_start_matches("./")))
+    let include = include.trim_start_matches("./");
+    path.len() > include.len()
+        && path.ends_with(include)
+        && path.as_bytes()[path.len() - include.len() - 1] == b'/'
 }
 
 fn normalize(p: &str) -> String {
@@ -82,37 +75,77 @@ fn normalize(p: &str) -> String {
     parts.join("/")
 }
 
-/// The file of `paths` that `#include "include"` in file `from` reads: the one next to the
-/// includer first (in a corpus of many programs, every one has its own "define.c"), else
-/// through an include path, the nearest such header by common path prefix.
-pub fn resolve_include(paths: &[&str], from: usize, include: &str) -> Option<usize> {
-    let me = paths.get(from).copied().unwrap_or("");
-    let dir = me.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-    (0..paths.len())
-        .find(|&o| o != from && names(dir, include, paths[o]))
-        .or_else(|| {
-            (0..paths.len())
-                .filter(|&o| o != from && ends_with_include(include, paths[o]))
+fn file_name(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+/// The files of a run by normalized path and by file name, built once, so that resolving an
+/// `#include` is a lookup, not a scan of every path (a run of thousands of files resolves
+/// thousands of includes).
+pub struct IncludeIndex<'a> {
+    paths: Vec<&'a str>,
+    by_path: HashMap<String, Vec<usize>>,
+    by_name: HashMap<&'a str, Vec<usize>>,
+}
+
+impl<'a> IncludeIndex<'a> {
+    pub fn new(paths: &[&'a str]) -> Self {
+        let mut by_path: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut by_name: HashMap<&'a str, Vec<usize>> = HashMap::new();
+        for (i, p) in paths.iter().enumerate() {
+            by_path.entry(normalize(p)).or_default().push(i);
+            by_name.entry(file_name(p)).or_default().push(i);
+        }
+        IncludeIndex {
+            paths: paths.to_vec(),
+            by_path,
+            by_name,
+        }
+    }
+
+    /// The file that `#include "include"` in file `from` reads: the one next to the
+    /// includer first (in a corpus of many programs, every one has its own "define.c"), else
+    /// through an include path, the nearest such header by common path prefix.
+    pub fn resolve(&self, from: usize, include: &str) -> Option<usize> {
+        let me = self.paths.get(from).copied().unwrap_or("");
+        let dir = me.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
+        let joined = if dir.is_empty() {
+            include.to_string()
+        } else {
+            format!("{dir}/{include}")
+        };
+        let next_to = self
+            .by_path
+            .get(&normalize(&joined))
+            .and_then(|v| v.iter().copied().find(|&o| o != from));
+        next_to.or_else(|| {
+            self.by_name
+                .get(file_name(include))?
+                .iter()
+                .copied()
+                .filter(|&o| o != from && ends_with_include(include, self.paths[o]))
                 .max_by_key(|&o| {
-                    paths[o]
+                    self.paths[o]
                         .bytes()
                         .zip(me.bytes())
                         .take_while(|(a, b)| a == b)
                         .count()
                 })
         })
+    }
 }
 
 impl<'p> Project<'p> {
     /// `paths` are the files' paths, as given, parallel to `files` (used to resolve includes).
     pub fn new(files: &'p [&'p FileModel], paths: &[&str]) -> Self {
+        let index = IncludeIndex::new(paths);
         let direct: Vec<Vec<usize>> = files
             .iter()
             .enumerate()
             .map(|(fi, f)| {
                 f.includes
                     .iter()
-                    .filter_map(|inc| resolve_include(paths, fi, inc).filter(|&o| o < files.len()))
+                    .filter_map(|inc| index.resolve(fi, inc).filter(|&o| o < files.len()))
                     .collect()
             })
             .collect();

@@ -52,6 +52,7 @@ type IncludeGives = (String, Vec<(String, HeaderMacro)>);
 /// A header's branches are selected with `base` alone, not with its includer's macros.
 fn included_macros(inputs: &[Input], base: &[Defines]) -> Vec<Vec<IncludeGives>> {
     let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    let index = cudalint_analysis::project::IncludeIndex::new(&paths);
     let events: Vec<Vec<Event>> = inputs
         .par_iter()
         .zip(base)
@@ -62,9 +63,7 @@ fn included_macros(inputs: &[Input], base: &[Defines]) -> Vec<Vec<IncludeGives>>
                 return Vec::new();
             }
             let kept = cudalint_syntax::preprocess::select_branches(t, defines);
-            directive_events(&kept, |inc| {
-                cudalint_analysis::project::resolve_include(&paths, fi, inc)
-            })
+            directive_events(&kept, |inc| index.resolve(fi, inc))
         })
         .collect();
     let mut memo: Vec<Option<std::rc::Rc<BTreeMap<String, HeaderMacro>>>> =
@@ -220,6 +219,7 @@ pub fn base_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
 /// program also defines as anything else is left out.
 pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> {
     let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    let index = cudalint_analysis::project::IncludeIndex::new(&paths);
     // the program each input belongs to: union-find over resolved includes
     let mut parent: Vec<usize> = (0..inputs.len()).collect();
     fn root(parent: &mut [usize], mut i: usize) -> usize {
@@ -236,9 +236,7 @@ pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> 
             for (name, value, include) in directives(&input.text) {
                 match include {
                     Some(inc) => {
-                        if let Some(to) =
-                            cudalint_analysis::project::resolve_include(&paths, fi, &inc)
-                        {
+                        if let Some(to) = index.resolve(fi, &inc) {
                             let (a, b) = (root(&mut parent, fi), root(&mut parent, to));
                             parent[a] = b;
                         }
@@ -366,6 +364,7 @@ pub fn may_give(text: &str) -> bool {
 /// inputs that [`may_give`] macros.
 pub fn includer_defines(inputs: &[Input], kept: &[Option<&str>]) -> Vec<Option<Defines>> {
     let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    let index = cudalint_analysis::project::IncludeIndex::new(&paths);
     let mut from_includer: Vec<Option<Defines>> = vec![None; inputs.len()];
     for (fi, text) in kept.iter().enumerate() {
         let Some(text) = text else { continue };
@@ -401,7 +400,7 @@ pub fn includer_defines(inputs: &[Input], kept: &[Option<&str>]) -> Vec<Option<D
                 else {
                     continue;
                 };
-                if let Some(to) = cudalint_analysis::project::resolve_include(&paths, fi, inc) {
+                if let Some(to) = index.resolve(fi, inc) {
                     if from_includer[to].is_none() {
                         from_includer[to] = Some(defined.clone());
                     }

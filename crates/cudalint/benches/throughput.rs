@@ -1,8 +1,10 @@
 //! Lints a generated corpus (thousands of kernels over many files) and prints MB/s for
 //! parse-only (tree-sitter, one parser per thread, all cores) and for the whole `check`
 //! (parse, lower, analyse every kernel, rules), and their ratio. Run:
-//! `cargo bench -p cudalint --bench throughput [-- KERNELS | FOLDER]`: a number sets the size of
-//! the generated corpus; a folder benchmarks the .cu/.cuh files under it (a real corpus).
+//! `cargo bench -p cudalint --bench throughput [-- KERNELS | FOLDER...]`: a number sets the size
+//! of the generated corpus; folders benchmark the .cu/.cuh files under them in one run (real
+//! corpora), with the headers they include read as the CLI reads them (`workspace::prepare`):
+//! parse-only then parses exactly the files `check` parses.
 
 use cudalint_rules::{Input, Settings};
 use rayon::prelude::*;
@@ -96,22 +98,41 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let folder = args.iter().find(|a| std::path::Path::new(a).is_dir());
+    let folders: Vec<&String> = args
+        .iter()
+        .filter(|a| std::path::Path::new(a).is_dir())
+        .collect();
     let kernels: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(10_000);
-    let inputs = match folder {
-        Some(dir) => read_folder(dir),
-        None => corpus(kernels, 50),
-    };
+    let mut inputs: Vec<Input> = folders.iter().flat_map(|d| read_folder(d)).collect();
+    if folders.is_empty() {
+        inputs = corpus(kernels, 50);
+    }
+    let given = inputs.len();
+    let skip = |_: &std::path::Path| false;
+    cudalint_rules::workspace::prepare(
+        &mut inputs,
+        None,
+        &[],
+        cudalint_rules::workspace::Headers::Reported { skip: &skip },
+    )
+    .expect("no cudalint.toml is given");
+    let headers = inputs.len() - given;
     let bytes: usize = inputs.iter().map(|i| i.text.len()).sum();
     let mb = bytes as f64 / 1e6;
     let settings = Settings::default();
     let threads = rayon::current_num_threads();
-    match folder {
-        Some(dir) => println!(
-            "corpus: {dir}: {} files, {mb:.1} MB; {threads} threads",
-            inputs.len()
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ");
+    match folders.is_empty() {
+        false => println!(
+            "corpus: {}: {given} files and {headers} headers they include, {mb:.1} MB; {threads} threads; load average {load}",
+            folders.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(" "),
         ),
-        None => println!(
+        true => println!(
             "corpus: {kernels} kernels in {} files, {mb:.1} MB; {threads} threads",
             inputs.len()
         ),
