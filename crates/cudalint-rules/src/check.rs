@@ -4,7 +4,7 @@
 use crate::diagnostic::{Diagnostic, Position};
 use crate::rules;
 use cudalint_analysis::{self as analysis, Access, Loc, Options};
-use cudalint_syntax::{LineIndex, ParsedFile};
+use cudalint_syntax::{FileModel, LineIndex, ParsedFile};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -187,6 +187,17 @@ impl Ctx<'_> {
 
 /// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
 pub fn parse_all(inputs: &[Input], settings: &Settings) -> Vec<Option<ParsedFile>> {
+    parse_each(inputs, settings, |p| p)
+}
+
+/// Parses every input and keeps what `keep` takes of each parse as it is made: a one-shot
+/// check keeps the model and lets each syntax tree go at once (the trees of a 10 MB corpus
+/// held together were most of the run's memory).
+fn parse_each<T: Send>(
+    inputs: &[Input],
+    settings: &Settings,
+    keep: impl Fn(ParsedFile) -> T + Sync,
+) -> Vec<Option<T>> {
     use crate::include_context::{includer_defines, may_give};
     let base = crate::include_context::base_defines(inputs, settings);
     let prepared: Vec<std::borrow::Cow<str>> = inputs
@@ -209,9 +220,9 @@ pub fn parse_all(inputs: &[Input], settings: &Settings) -> Vec<Option<ParsedFile
         .map(|((i, p), (b, inc))| match inc {
             // as in the compiler, a `#define` after `-D` redefines the name
             Some(inc) if inc.names().any(|n| i.text.contains(n)) => {
-                cudalint_syntax::parse_with(&i.text, &b.overlay(inc))
+                cudalint_syntax::parse_with(&i.text, &b.overlay(inc)).map(&keep)
             }
-            _ => cudalint_syntax::parse_prepared(p),
+            _ => cudalint_syntax::parse_prepared(p).map(&keep),
         })
         .collect()
 }
@@ -221,8 +232,9 @@ pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
     // default 2 MiB stacks: run on a pool with larger ones.
     let pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build();
     let run = || {
-        let parsed = parse_all(inputs, settings);
-        check_parsed(inputs, &parsed, settings)
+        let models = parse_each(inputs, settings, |p| p.model);
+        let models: Vec<Option<&FileModel>> = models.iter().map(Option::as_ref).collect();
+        check_parsed(inputs, &models, settings)
     };
     match pool {
         Ok(pool) => pool.install(run),
@@ -232,7 +244,7 @@ pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
 
 pub fn check_parsed(
     inputs: &[Input],
-    parsed: &[Option<ParsedFile>],
+    parsed: &[Option<&FileModel>],
     settings: &Settings,
 ) -> Vec<FileReport> {
     let analyse_all =
@@ -249,15 +261,13 @@ pub fn check_parsed(
 /// analysis per kernel, in that order). Returns the reports and those analyses.
 pub(crate) fn check_parsed_with(
     inputs: &[Input],
-    parsed: &[Option<ParsedFile>],
+    parsed: &[Option<&FileModel>],
     settings: &Settings,
     analyse: impl FnOnce(&analysis::Project, &[(usize, usize)], &[Options]) -> Vec<analysis::Analysis>,
 ) -> (Vec<FileReport>, Vec<analysis::Analysis>) {
     let empty = cudalint_syntax::FileModel::default();
-    let models: Vec<&cudalint_syntax::FileModel> = parsed
-        .iter()
-        .map(|p| p.as_ref().map(|p| &p.model).unwrap_or(&empty))
-        .collect();
+    let models: Vec<&cudalint_syntax::FileModel> =
+        parsed.iter().map(|p| p.unwrap_or(&empty)).collect();
     let ctx = Ctx {
         paths: inputs.iter().map(|i| i.path.as_str()).collect(),
         texts: inputs.iter().map(|i| i.text.as_str()).collect(),
@@ -318,14 +328,13 @@ pub(crate) fn check_parsed_with(
     for (fi, p) in parsed.iter().enumerate() {
         if let Some(p) = p {
             reports[fi].parse_error_lines = p
-                .model
                 .error_regions
                 .iter()
                 .map(|s| ctx.lines[fi].line_col(s.start as usize).0)
                 .collect();
             reports[fi].parse_error_lines.dedup();
             // kernels whose definition the parser lost entirely
-            for e in &p.model.stray_errors {
+            for e in &p.stray_errors {
                 if ctx.texts[fi]
                     .get(e.range())
                     .is_some_and(|t| t.contains("__global__"))

@@ -100,8 +100,12 @@ impl Incremental {
             .collect();
         let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
         let kernels = &mut self.kernels;
+        let models: Vec<Option<&cudalint_syntax::FileModel>> = parsed
+            .iter()
+            .map(|p| p.as_ref().map(|p| &p.model))
+            .collect();
         let (reports, results) =
-            check_parsed_with(inputs, &parsed, settings, |project, jobs, options| {
+            check_parsed_with(inputs, &models, settings, |project, jobs, options| {
                 let results = kernels.analyse(&Run {
                     project,
                     jobs,
