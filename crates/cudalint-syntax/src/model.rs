@@ -200,22 +200,24 @@ pub struct Decl {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Decl(Decl),
+    Decl(Box<Decl>),
     Expr(Expr),
+    // conditions are boxed so that a statement is no larger than an expression statement:
+    // the statements of a large corpus were a third of a run's memory
     If {
-        cond: Expr,
+        cond: Box<Expr>,
         then: Vec<Stmt>,
         els: Vec<Stmt>,
     },
     For {
         init: Vec<Stmt>,
-        cond: Option<Expr>,
-        update: Option<Expr>,
+        cond: Option<Box<Expr>>,
+        update: Option<Box<Expr>>,
         body: Vec<Stmt>,
         span: Span,
     },
     While {
-        cond: Expr,
+        cond: Box<Expr>,
         body: Vec<Stmt>,
         do_while: bool,
     },

@@ -88,7 +88,7 @@ impl KernelRun<'_> {
                 if let Some(u) = update {
                     collect_inductions(u, &mut steps);
                 }
-                self.run_loop(cond.as_ref(), body, steps);
+                self.run_loop(cond.as_deref(), body, steps);
                 self.scopes.pop();
             }
             Stmt::While {
@@ -97,7 +97,7 @@ impl KernelRun<'_> {
                 do_while,
             } => {
                 self.scopes.push(Vec::new());
-                let c = if *do_while { None } else { Some(cond) };
+                let c = if *do_while { None } else { Some(&**cond) };
                 self.run_loop(c, body, Vec::new());
                 self.scopes.pop();
             }

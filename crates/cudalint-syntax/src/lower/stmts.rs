@@ -118,7 +118,7 @@ impl<'s> Lowerer<'s> {
         match n.kind() {
             "declaration" => {
                 for d in self.declaration(n, depth) {
-                    out.push(Stmt::Decl(d));
+                    out.push(Stmt::Decl(Box::new(d)));
                 }
             }
             "expression_statement" => {
@@ -147,23 +147,31 @@ impl<'s> Lowerer<'s> {
                         self.body_of(inner, depth)
                     })
                     .unwrap_or_default();
-                out.push(Stmt::If { cond, then, els });
+                out.push(Stmt::If {
+                    cond: Box::new(cond),
+                    then,
+                    els,
+                });
             }
             "for_statement" => {
                 let mut init = Vec::new();
                 if let Some(i) = n.child_by_field_id(fid().initializer.get()) {
                     if i.kind() == "declaration" {
-                        init.extend(self.declaration(i, depth).into_iter().map(Stmt::Decl));
+                        init.extend(
+                            self.declaration(i, depth)
+                                .into_iter()
+                                .map(|d| Stmt::Decl(Box::new(d))),
+                        );
                     } else {
                         init.push(Stmt::Expr(self.expr(i, depth)));
                     }
                 }
                 let cond = n
                     .child_by_field_id(fid().condition.get())
-                    .map(|c| self.expr(c, depth));
+                    .map(|c| Box::new(self.expr(c, depth)));
                 let update = n
                     .child_by_field_id(fid().update.get())
-                    .map(|c| self.expr(c, depth));
+                    .map(|c| Box::new(self.expr(c, depth)));
                 let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
                 out.push(Stmt::For {
                     init,
@@ -189,7 +197,7 @@ impl<'s> Lowerer<'s> {
                     .unwrap_or_else(|| Expr::unsupported("missing condition", span(n)));
                 let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
                 out.push(Stmt::While {
-                    cond,
+                    cond: Box::new(cond),
                     body,
                     do_while: n.kind() == "do_statement",
                 });
@@ -198,12 +206,12 @@ impl<'s> Lowerer<'s> {
                 let body = self.body_of(n.child_by_field_id(fid().body.get()), depth);
                 match self.range_over_list(n, depth) {
                     Some((init, cond, update, element)) => {
-                        let mut inner = vec![Stmt::Decl(element)];
+                        let mut inner = vec![Stmt::Decl(Box::new(element))];
                         inner.extend(body);
                         out.push(Stmt::For {
-                            init: vec![Stmt::Decl(init)],
-                            cond: Some(cond),
-                            update: Some(update),
+                            init: vec![Stmt::Decl(Box::new(init))],
+                            cond: Some(Box::new(cond)),
+                            update: Some(Box::new(update)),
                             body: inner,
                             span: span(n),
                         });
