@@ -743,6 +743,35 @@ fn a_macro_the_build_files_never_name_is_not_defined() {
 }
 
 #[test]
+fn progress_shows_on_a_terminal_and_nowhere_else() {
+    let dir = scratch("progress");
+    let k = dir.join("k.cu");
+    std::fs::write(&k, GOOD).unwrap();
+    // stderr a pipe (CI logs, JSON piped on): the findings and nothing else
+    let piped = common::run(&["check", &s(&k)]);
+    assert!(piped.stderr.is_empty(), "{}", piped.stderr);
+    // script(1) runs the command on a terminal and copies what it drew to its stdout
+    let on_terminal = |extra: &str| -> String {
+        let command = format!(
+            "{} check {extra} {} > /dev/null",
+            env!("CARGO_BIN_EXE_cudalint"),
+            s(&k)
+        );
+        let out = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .output()
+            .expect("script(1), from util-linux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let drawn = on_terminal("");
+    assert!(drawn.contains("parsing"), "{drawn:?}");
+    assert!(drawn.contains("analysing"), "{drawn:?}");
+    assert!(drawn.contains("1/1"), "{drawn:?}");
+    let quiet = on_terminal("--quiet");
+    assert!(!quiet.contains("parsing"), "{quiet:?}");
+}
+
+#[test]
 fn audit_summary_counts_files_kernels_and_classes() {
     let out = common::run(&["audit", "--format", "summary", "fixtures/preprocessor.cu"]);
     assert_eq!(out.code, 0, "{}", out.stderr);

@@ -47,6 +47,48 @@ pub struct Settings {
     pub runtime_override: Option<i64>,
     /// `-D` flags: over cudalint.toml `defines`.
     pub defines: cudalint_syntax::Defines,
+    /// Told where a run is, from the worker threads (the CLI's progress bar).
+    pub progress: Progress,
+}
+
+/// A step of a run, as [`Progress`] hears of it.
+pub enum Step<'a> {
+    /// Parsing begins: this many files.
+    Parsing(usize),
+    /// A file was parsed and lowered.
+    Parsed(&'a str),
+    /// Analysis begins: this many kernel analyses.
+    Analysing(usize),
+    /// A kernel of this file was analysed.
+    Analysed(&'a str),
+}
+
+type Listener = dyn Fn(Step) + Send + Sync;
+
+/// Where a long run is told where it is: nothing by default.
+#[derive(Clone, Default)]
+pub struct Progress(Option<std::sync::Arc<Listener>>);
+
+impl Progress {
+    pub fn new(f: impl Fn(Step) + Send + Sync + 'static) -> Progress {
+        Progress(Some(std::sync::Arc::new(f)))
+    }
+
+    fn tell(&self, step: Step) {
+        if let Some(f) = &self.0 {
+            f(step);
+        }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Progress(on)"
+        } else {
+            "Progress(off)"
+        })
+    }
 }
 
 impl Settings {
@@ -213,16 +255,21 @@ fn parse_each<T: Send>(
         .map(|(i, p)| may_give(&i.text).then_some(p.as_ref()))
         .collect();
     let from = includer_defines(inputs, &kept);
+    settings.progress.tell(Step::Parsing(inputs.len()));
     inputs
         .par_iter()
         .zip(&prepared)
         .zip(base.par_iter().zip(&from))
-        .map(|((i, p), (b, inc))| match inc {
-            // as in the compiler, a `#define` after `-D` redefines the name
-            Some(inc) if inc.names().any(|n| i.text.contains(n)) => {
-                cudalint_syntax::parse_with(&i.text, &b.overlay(inc)).map(&keep)
-            }
-            _ => cudalint_syntax::parse_prepared(p).map(&keep),
+        .map(|((i, p), (b, inc))| {
+            let parsed = match inc {
+                // as in the compiler, a `#define` after `-D` redefines the name
+                Some(inc) if inc.names().any(|n| i.text.contains(n)) => {
+                    cudalint_syntax::parse_with(&i.text, &b.overlay(inc)).map(&keep)
+                }
+                _ => cudalint_syntax::parse_prepared(p).map(&keep),
+            };
+            settings.progress.tell(Step::Parsed(&i.path));
+            parsed
         })
         .collect()
 }
@@ -249,8 +296,13 @@ pub fn check_parsed(
 ) -> Vec<FileReport> {
     let analyse_all =
         |project: &analysis::Project, jobs: &[(usize, usize)], options: &[Options]| {
+            settings.progress.tell(Step::Analysing(jobs.len()));
             jobs.par_iter()
-                .map(|&(f, k)| analysis::analyze_kernel(project, f, k, &options[f]))
+                .map(|&(f, k)| {
+                    let a = analysis::analyze_kernel(project, f, k, &options[f]);
+                    settings.progress.tell(Step::Analysed(&inputs[f].path));
+                    a
+                })
                 .collect()
         };
     check_parsed_with(inputs, parsed, settings, analyse_all).0

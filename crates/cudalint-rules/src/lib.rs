@@ -14,6 +14,6 @@ pub mod rules;
 pub mod suppress;
 pub mod workspace;
 
-pub use check::{check, AccessRecord, FileReport, Input, Settings};
+pub use check::{check, AccessRecord, FileReport, Input, Progress, Settings, Step};
 pub use codes::{Rule, RULES};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Position, Severity};

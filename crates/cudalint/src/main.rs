@@ -94,7 +94,7 @@ struct AnalysisArgs {
     #[arg(short = 'D', long = "define", value_name = "NAME[=VALUE]")]
     define: Vec<String>,
     /// Declare a macro undefined, as nvcc's -U does (e.g. -U ENABLE_FP32): `#ifdef` on a name
-    /// nothing defines or undefines keeps its first branch.
+    /// nothing defines or undefines, and that a build file names, keeps its first branch.
     #[arg(short = 'U', long = "undefine", value_name = "NAME")]
     undefine: Vec<String>,
     /// Look for `#include "..."` headers in this folder too, as nvcc's -I does (after the
@@ -108,6 +108,9 @@ struct AnalysisArgs {
     /// excluded header that a checked file includes is still read for its definitions.
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
+    /// Show no progress on stderr (it is shown only when stderr is a terminal).
+    #[arg(short = 'q', long)]
+    quiet: bool,
 }
 
 /// What `cudalint check` takes.
@@ -220,6 +223,47 @@ fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String>
     Ok(s)
 }
 
+/// A progress bar on stderr, when it is a terminal and `--quiet` is not given: CI logs and
+/// output piped to a file stay clean.
+fn progress_bar(quiet: bool) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        None,
+        indicatif::ProgressDrawTarget::stderr_with_hz(10),
+    );
+    let style =
+        indicatif::ProgressStyle::with_template("{prefix:>9} [{bar:30}] {pos}/{len} {wide_msg}")
+            .map(|s| s.progress_chars("=> "));
+    if let Ok(style) = style {
+        bar.set_style(style);
+    }
+    Some(bar)
+}
+
+/// What a run tells its bar: files parsed of all, then kernels analysed of all, with the file
+/// last worked on (the one a slow run is stuck in).
+fn progress(bar: indicatif::ProgressBar) -> cudalint_rules::Progress {
+    use cudalint_rules::Step;
+    cudalint_rules::Progress::new(move |step| match step {
+        Step::Parsing(n) | Step::Analysing(n) => {
+            bar.set_prefix(if matches!(step, Step::Parsing(_)) {
+                "parsing"
+            } else {
+                "analysing"
+            });
+            bar.set_length(n as u64);
+            bar.set_position(0);
+        }
+        Step::Parsed(path) | Step::Analysed(path) => {
+            bar.inc(1);
+            bar.set_message(path.to_string());
+        }
+    })
+}
+
 /// Collects the inputs, checks them, and prints each input error as one line on stderr.
 /// What one run of the checks produced.
 type Checked = (
@@ -257,7 +301,16 @@ fn run(
         eprintln!("cudalint: error: {e}");
         return Err(ExitCode::from(2));
     }
+    let bar = progress_bar(analysis.quiet);
+    let mut settings = settings;
+    if let Some(bar) = &bar {
+        settings.progress = progress(bar.clone());
+    }
     let reports = cudalint_rules::check(&collected.inputs, &settings);
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    settings.progress = Default::default();
     let mut errors = collected.errors.clone();
     errors.extend(
         reports
