@@ -251,9 +251,14 @@ pub fn configurations(
     out
 }
 
+/// The most launch sites of one kernel that are evaluated: each replays its host function up
+/// to the launch, and a generated file with 10,000 launches of one kernel must not stall the
+/// run. Real kernels have a handful.
+pub const MAX_LAUNCH_SITES: usize = 64;
+
 /// The launches of a kernel: those of its name that pass as many arguments as it takes, when
 /// there are any (two kernels of one name, a key-only and a key-value `kern_copy`, each get
-/// their own launches), else all of its name.
+/// their own launches), else all of its name; the first [`MAX_LAUNCH_SITES`] of them.
 fn launches_of<'p>(
     project: &Project<'p>,
     kernel: &Function,
@@ -264,11 +269,9 @@ fn launches_of<'p>(
         .copied()
         .filter(|(_, l)| l.args.len() == kernel.params.len())
         .collect();
-    if fitting.is_empty() {
-        all
-    } else {
-        fitting
-    }
+    let mut chosen = if fitting.is_empty() { all } else { fitting };
+    chosen.truncate(MAX_LAUNCH_SITES);
+    chosen
 }
 
 /// Analyses one kernel under every configuration; per access the worst configuration is kept.

@@ -9,7 +9,7 @@ mod sarif;
 mod summary;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use codespan_reporting::term::termcolor::{ColorChoice, StandardStream};
+use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
 use cudalint_rules::{Settings, Severity};
 use std::io::Write;
 use std::process::ExitCode;
@@ -450,9 +450,12 @@ fn check_command(args: CheckArgs) -> ExitCode {
     }
     match format {
         CheckFormat::Text => {
-            let mut out = StandardStream::stdout(color.choice());
+            // buffered: a run with tens of thousands of findings wrote each fragment with its
+            // own system call
+            let mut out = BufferedStandardStream::stdout(color.choice());
             let _ = render::text(&reports, &collected.inputs, &mut out);
             let _ = writeln!(out, "{}", render::summary(&reports));
+            let _ = out.flush();
         }
         CheckFormat::Json => println!("{}", render::check_json(&reports, &errors)),
         CheckFormat::Sarif => println!("{}", sarif::render(&reports, &collected.inputs)),

@@ -114,7 +114,14 @@ impl KernelRun<'_> {
             owner: None,
         });
         self.scopes.push(Vec::new());
-        self.host_scope(caller, call.span.start);
+        let mut needed = std::collections::HashSet::new();
+        for a in args {
+            names_read(a, &mut needed, 0);
+        }
+        for t in template_args {
+            template_arg_names(t, &mut needed);
+        }
+        self.host_scope(caller, call.span.start, needed);
         let mut template = Vec::new();
         for (i, tp) in host.template_params.iter().enumerate() {
             if let Some(a) = template_args.get(i) {
@@ -176,7 +183,14 @@ impl KernelRun<'_> {
             .host_fn
             .and_then(|i| self.files[file].functions.get(i))
         {
-            self.host_scope(host, launch.span.start);
+            let mut needed = std::collections::HashSet::new();
+            for e in launch.config.iter().chain(&launch.args) {
+                names_read(e, &mut needed, 0);
+            }
+            for t in &launch.template_args {
+                template_arg_names(t, &mut needed);
+            }
+            self.host_scope(host, launch.span.start, needed);
         }
         let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
             match run.pure_rvalue(e) {
@@ -212,7 +226,15 @@ impl KernelRun<'_> {
 
     /// The host function's parameters, then its declarations and assignments before the launch
     /// at byte `before`, in order: what the launch's expressions can name.
-    fn host_scope(&mut self, host: &Function, before: u32) {
+    /// The host function's state at byte `before`, as far as the names `needed` (what a
+    /// launch or call reads) depend on it: only those declarations and assignments are run (a
+    /// 50,000-line `main` with 10,000 launches is not replayed whole for each).
+    fn host_scope(
+        &mut self,
+        host: &Function,
+        before: u32,
+        needed: std::collections::HashSet<&str>,
+    ) {
         // the host function's parameters shadow file-scope names of the same spelling
         for p in &host.params {
             // a pointer keeps its element type (template arguments are deduced from it)
@@ -226,12 +248,12 @@ impl KernelRun<'_> {
             self.declare(&p.name, v);
         }
         let mut stmts = Vec::new();
-        let mut modified = Vec::new();
+        let mut modified = std::collections::BTreeSet::new();
         if let Some(body) = &host.body {
             collect_decls_before(body, before, &mut stmts);
             modified_before(body, before, false, &mut modified);
         }
-        for s in stmts {
+        for s in slice(&stmts, needed) {
             self.stmt(s);
         }
         // a count built up in a loop (`int n = 0; for (...) n++;`) or written through a
@@ -353,6 +375,121 @@ fn int_expr(v: i64, span: Span) -> Expr {
 }
 
 /// Declarations and expression statements (`block.x = 256;`) that precede a launch, in order.
+/// The statements of `stmts` (in order) that what `needed` names depends on: walking back
+/// from the end, a declaration or assignment of a needed name is kept and the names it reads
+/// become needed.
+fn slice<'a>(stmts: &[&'a Stmt], mut needed: std::collections::HashSet<&'a str>) -> Vec<&'a Stmt> {
+    let mut keep = vec![false; stmts.len()];
+    for (i, s) in stmts.iter().enumerate().rev() {
+        match s {
+            Stmt::Decl(d) if needed.contains(d.name.as_str()) => {
+                keep[i] = true;
+                type_names(&d.ty, &mut needed);
+                if let Some(init) = &d.init {
+                    names_read(init, &mut needed, 0);
+                }
+                for size in d.dims.iter().filter_map(|dim| dim.size.as_ref()) {
+                    names_read(size, &mut needed, 0);
+                }
+            }
+            Stmt::Expr(e) => {
+                if let ExprKind::Assign { lhs, .. } = &e.kind {
+                    if root_name(lhs).is_some_and(|n| needed.contains(n)) {
+                        keep[i] = true;
+                        names_read(e, &mut needed, 0);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    stmts
+        .iter()
+        .zip(keep)
+        .filter_map(|(s, k)| k.then_some(*s))
+        .collect()
+}
+
+/// The variable an assignment's target belongs to: `cfg` of `cfg.block.x` or `dims[0]`.
+fn root_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Ident(n) => Some(n),
+        ExprKind::Field { base, .. } | ExprKind::Index { base, .. } => root_name(base),
+        ExprKind::Unary { arg, .. } => root_name(arg),
+        _ => None,
+    }
+}
+
+/// The words of a type's spelling (`traits<kNThreads, input_t>`): any may be a host alias or
+/// constant.
+fn type_names<'a>(t: &'a cudalint_syntax::TypeRef, out: &mut std::collections::HashSet<&'a str>) {
+    out.extend(
+        t.name
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty()),
+    );
+}
+
+fn template_arg_names<'a>(t: &'a TemplateArg, out: &mut std::collections::HashSet<&'a str>) {
+    match t {
+        TemplateArg::Type(ty) => type_names(ty, out),
+        TemplateArg::Expr(e) => names_read(e, out, 0),
+    }
+}
+
+/// Every name an expression reads, types spelled in it included.
+fn names_read<'a>(e: &'a Expr, out: &mut std::collections::HashSet<&'a str>, depth: usize) {
+    if depth > 256 {
+        return;
+    }
+    let d = depth + 1;
+    match &e.kind {
+        ExprKind::Ident(n) => {
+            // `Ktraits::kNThreads` reads the alias `Ktraits` too
+            out.insert(n);
+            out.extend(n.split("::").filter(|w| !w.is_empty()));
+        }
+        ExprKind::Field { base: a, .. }
+        | ExprKind::Unary { arg: a, .. }
+        | ExprKind::SizeofExpr(a) => names_read(a, out, d),
+        ExprKind::Cast { ty, arg } => {
+            type_names(ty, out);
+            names_read(arg, out, d);
+        }
+        ExprKind::SizeofType(ty) => type_names(ty, out),
+        ExprKind::Index { base: a, index: b }
+        | ExprKind::Binary { lhs: a, rhs: b, .. }
+        | ExprKind::Assign { lhs: a, rhs: b, .. }
+        | ExprKind::Comma(a, b) => {
+            names_read(a, out, d);
+            names_read(b, out, d);
+        }
+        ExprKind::Cond { cond, then, els } => {
+            names_read(cond, out, d);
+            names_read(then, out, d);
+            names_read(els, out, d);
+        }
+        ExprKind::Call {
+            args,
+            template_args,
+            ..
+        } => {
+            for t in template_args {
+                template_arg_names(t, out);
+            }
+            for a in args {
+                names_read(a, out, d);
+            }
+        }
+        ExprKind::Init(args) => {
+            for a in args {
+                names_read(a, out, d);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stmt>) {
     for s in body {
         match s {
@@ -387,15 +524,20 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
 /// assignments run for a launch do not follow: increments, compound assignments, assignments
 /// in loops (anywhere in a loop that started before the launch), and variables whose address
 /// is taken.
-fn modified_before(body: &[Stmt], before: u32, in_loop: bool, out: &mut Vec<String>) {
-    fn expr(e: &Expr, in_loop: bool, out: &mut Vec<String>, depth: usize) {
+fn modified_before(
+    body: &[Stmt],
+    before: u32,
+    in_loop: bool,
+    out: &mut std::collections::BTreeSet<String>,
+) {
+    fn expr(e: &Expr, in_loop: bool, out: &mut std::collections::BTreeSet<String>, depth: usize) {
         if depth > 64 {
             return;
         }
         let mut name = |e: &Expr| {
             if let ExprKind::Ident(n) = &e.kind {
                 if !out.contains(n) {
-                    out.push(n.clone());
+                    out.insert(n.clone());
                 }
             }
         };

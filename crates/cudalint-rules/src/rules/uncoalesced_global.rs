@@ -38,14 +38,15 @@ pub fn check(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<Diagnostic> {
 fn fix(a: &Access, kernel: &[Access], ctx: &Ctx) -> Fix {
     let unit = a.bytes;
     let along_y = a.cost.d_ty == Some(unit) && a.shape.block[1] > 1;
-    // another global access of the kernel that is already row-wise in threadIdx.x
-    let partner = kernel.iter().find(|b| {
-        b.space == Space::Global
-            && b.loc != a.loc
-            && b.cost.d_tx == Some(b.bytes)
-            && b.cost.d_ty.is_some_and(|d| d.abs() > 4 * b.bytes)
-    });
     if along_y {
+        // another global access of the kernel that is already row-wise in threadIdx.x (looked
+        // for only here: a generated kernel has tens of thousands of accesses)
+        let partner = kernel.iter().find(|b| {
+            b.space == Space::Global
+                && b.loc != a.loc
+                && b.cost.d_tx == Some(b.bytes)
+                && b.cost.d_ty.is_some_and(|d| d.abs() > 4 * b.bytes)
+        });
         if let Some(p) = partner {
             let tile = a.shape.block[0].clamp(8, 32);
             let sketch = format!(
