@@ -71,7 +71,8 @@ fn launches() -> String {
 }
 
 fn main() {
-    let cases: [(&str, fn() -> String); 4] = [
+    type Case = (&'static str, fn() -> String);
+    let cases: [Case; 4] = [
         ("3 MB kernel", big_kernel),
         ("5,000 #if groups", if_groups),
         ("100,000 #defines", defines),
