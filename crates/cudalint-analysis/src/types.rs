@@ -163,6 +163,15 @@ fn member_name<'a>(fd: &'a cudalint_syntax::FieldDef, files: &[&'a FileModel]) -
 
 /// What `name` is a typedef of, one step (`typedef block_q4_K_s block_q4_K;`), if it is one.
 pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a TypeRef> {
+    // a type spelled with keywords only (`float`, `unsigned int`) is never a typedef's name,
+    // and most lookups are of those: no file needs scanning
+    const KEYWORDS: &[&str] = &[
+        "void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+        "const", "volatile",
+    ];
+    if !name.is_empty() && name.split(' ').all(|w| KEYWORDS.contains(&w)) {
+        return None;
+    }
     files.iter().find_map(|f| {
         f.typedefs
             .iter()
