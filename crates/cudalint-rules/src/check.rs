@@ -279,9 +279,16 @@ pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
     // default 2 MiB stacks: run on a pool with larger ones.
     let pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build();
     let run = || {
-        let models = parse_each(inputs, settings, |p| p.model);
-        let models: Vec<Option<&FileModel>> = models.iter().map(Option::as_ref).collect();
-        check_parsed(inputs, &models, settings)
+        let owned = parse_each(inputs, settings, |p| p.model);
+        let models: Vec<Option<&FileModel>> = owned.iter().map(Option::as_ref).collect();
+        let reports = check_parsed(inputs, &models, settings);
+        drop(models);
+        // freeing every model of a large run takes a few percent of it: a thread of its own
+        // does it while the caller renders (as rust-analyzer drops large values)
+        let _ = std::thread::Builder::new()
+            .name("drop-models".into())
+            .spawn(move || drop(owned));
+        reports
     };
     match pool {
         Ok(pool) => pool.install(run),
