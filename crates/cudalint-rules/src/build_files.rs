@@ -108,11 +108,7 @@ pub fn tested_names(text: &str) -> BTreeSet<&str> {
         (end > 0).then(|| &s[..end])
     }
     let mut out = BTreeSet::new();
-    for line in text.lines() {
-        let Some(d) = line.trim_start().strip_prefix('#') else {
-            continue;
-        };
-        let d = d.trim_start();
+    for (d, _) in crate::include_context::directive_lines(text) {
         for form in ["ifdef", "ifndef", "elifdef", "elifndef"] {
             if let Some(rest) = d.strip_prefix(form) {
                 if rest.starts_with([' ', '\t']) {
@@ -135,11 +131,8 @@ pub fn tested_names(text: &str) -> BTreeSet<&str> {
 pub fn defined_names(inputs: &[Input]) -> BTreeSet<&str> {
     let mut out = BTreeSet::new();
     for i in inputs {
-        for line in i.text.lines() {
-            let Some(d) = line.trim_start().strip_prefix('#') else {
-                continue;
-            };
-            if let Some(rest) = d.trim_start().strip_prefix("define") {
+        for (d, _) in crate::include_context::directive_lines(&i.text) {
+            if let Some(rest) = d.strip_prefix("define") {
                 let rest = rest.trim_start();
                 let end = rest
                     .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

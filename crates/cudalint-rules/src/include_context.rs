@@ -125,20 +125,25 @@ fn leaves(
     out
 }
 
-/// The `#define`, `#undef` and `#include "..."` lines of a branch-selected text.
-fn directive_events(text: &str, resolve: impl Fn(&str) -> Option<usize>) -> Vec<Event> {
-    let mut out = Vec::new();
+/// Each preprocessor directive of a text, after its `#`, with whether its line is continued
+/// with a backslash; the continuation lines themselves are not directives.
+pub(crate) fn directive_lines(text: &str) -> impl Iterator<Item = (&str, bool)> {
     let mut continued = false;
-    for line in text.lines() {
+    text.lines().filter_map(move |line| {
         let was_continued = continued;
         continued = line.trim_end().ends_with('\\');
         if was_continued {
-            continue;
+            return None;
         }
-        let Some(directive) = line.trim_start().strip_prefix('#') else {
-            continue;
-        };
-        let directive = directive.trim_start();
+        let directive = line.trim_start().strip_prefix('#')?.trim_start();
+        Some((directive, continued))
+    })
+}
+
+/// The `#define`, `#undef` and `#include "..."` lines of a branch-selected text.
+fn directive_events(text: &str, resolve: impl Fn(&str) -> Option<usize>) -> Vec<Event> {
+    let mut out = Vec::new();
+    for (directive, continued) in directive_lines(text) {
         if let Some(rest) = directive.strip_prefix("define") {
             let t = rest.trim_start();
             let end = t
@@ -293,17 +298,7 @@ pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> 
 /// lines of a text, as (name, value, include).
 fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
     let mut out = Vec::new();
-    let mut continued = false;
-    for line in text.lines() {
-        let was_continued = continued;
-        continued = line.trim_end().ends_with('\\');
-        if was_continued {
-            continue;
-        }
-        let Some(directive) = line.trim_start().strip_prefix('#') else {
-            continue;
-        };
-        let directive = directive.trim_start();
+    for (directive, continued) in directive_lines(text) {
         if let Some(rest) = directive.strip_prefix("define") {
             let rest_trim = rest.trim_start();
             let end = rest_trim
