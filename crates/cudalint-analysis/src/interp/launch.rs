@@ -129,20 +129,10 @@ impl KernelRun<'_> {
                 template.push((tp.name.clone(), arg));
                 continue;
             }
-            let deduced = host.params.iter().zip(args).find_map(|(p, e)| {
-                if !tp.is_type || p.ty.name != tp.name || p.ty.pointer_depth == 0 {
-                    return None;
-                }
-                match self.pure_rvalue(e) {
-                    Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
-                        let mut t = self.resolve_type(&ptr.elem);
-                        t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
-                        t.is_const = false;
-                        Some(t)
-                    }
-                    _ => None,
-                }
-            });
+            let deduced = tp
+                .is_type
+                .then(|| self.deduce_from_pointers(&tp.name, &host.params, args))
+                .flatten();
             if let Some(t) = deduced {
                 template.push((tp.name.clone(), TArg::Type(t)));
             }
@@ -342,28 +332,37 @@ impl KernelRun<'_> {
             if !tp.is_type || targs.get(ti).is_some_and(|a| a.is_some()) {
                 continue;
             }
-            let deduced = kernel.params.iter().zip(&launch.args).find_map(|(p, e)| {
-                if p.ty.name != tp.name || p.ty.pointer_depth == 0 {
-                    return None;
-                }
-                match self.pure_rvalue(e) {
-                    Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
-                        // the host function's own template parameters, as its caller bound them
-                        let mut t = self.resolve_type(&ptr.elem);
-                        t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
-                        t.is_const = false;
-                        Some(TemplateArg::Type(t))
-                    }
-                    _ => None,
-                }
-            });
-            if let Some(t) = deduced {
+            if let Some(t) = self.deduce_from_pointers(&tp.name, &kernel.params, &launch.args) {
                 while targs.len() <= ti {
                     targs.push(None);
                 }
-                targs[ti] = Some(t);
+                targs[ti] = Some(TemplateArg::Type(t));
             }
         }
+    }
+
+    /// Type parameter `name` as the pointer arguments passed for `name*` parameters make it
+    /// (the element type, as the current frame's template bindings resolve it, without const).
+    fn deduce_from_pointers(
+        &mut self,
+        name: &str,
+        params: &[cudalint_syntax::Param],
+        args: &[Expr],
+    ) -> Option<cudalint_syntax::TypeRef> {
+        params.iter().zip(args).find_map(|(p, e)| {
+            if p.ty.name != name || p.ty.pointer_depth == 0 {
+                return None;
+            }
+            match self.pure_rvalue(e) {
+                Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
+                    let mut t = self.resolve_type(&ptr.elem);
+                    t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
+                    t.is_const = false;
+                    Some(t)
+                }
+                _ => None,
+            }
+        })
     }
 }
 
