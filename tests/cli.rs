@@ -926,3 +926,60 @@ fn a_traits_struct_built_in_a_host_template_reaches_the_kernel() {
     assert_eq!(a["stride_bytes"], 512, "{out}");
     assert_eq!(a["block"], serde_json::json!([128, 1, 1]), "{out}");
 }
+
+#[test]
+fn a_file_past_the_time_budget_is_reported_not_analysed_and_the_run_goes_on() {
+    let dir = scratch("budget");
+    // a generated kernel of 40,000 statements takes about two seconds to analyse
+    let mut big = String::from("__global__ void big(float* o, const float* in) {\n");
+    for i in 0..40_000 {
+        big.push_str(&format!("  o[threadIdx.x * {}] = in[threadIdx.x + {i}];\n", i % 7 + 1));
+    }
+    big.push_str("}\n");
+    std::fs::write(dir.join("big.cu"), big).unwrap();
+    std::fs::write(dir.join("good.cu"), GOOD).unwrap();
+    let r = common::run(&[
+        "audit",
+        "--format",
+        "json",
+        "--time-budget",
+        "0.05",
+        &s(&dir),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("big.cu: the analysis of kernel `big` ran past the time budget of 0.05 s per file and was stopped; not analysed (CL101)"),
+        "{}",
+        r.stderr
+    );
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let files = v["files"].as_array().unwrap();
+    let file = |name: &str| {
+        files
+            .iter()
+            .find(|f| f["file"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("{name} in {}", r.stdout))
+    };
+    let cl101: Vec<&str> = file("big.cu")["not_analysed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        cl101,
+        vec!["kernel `big` not analysed: the analysis ran past its time budget of 0.05 s per file (--time-budget) at line 1"]
+    );
+    // the other file is analysed as ever
+    let good = v["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["file"].as_str().unwrap().ends_with("good.cu"))
+        .count();
+    assert_eq!((file("good.cu")["kernels"].as_u64(), good), (Some(1), 2));
+    assert_eq!(
+        common::run(&["check", "--time-budget", "-1", &s(&dir)]).code,
+        2
+    );
+}

@@ -274,8 +274,51 @@ fn launches_of<'p>(
     chosen
 }
 
+/// When the analysis of a file gives up: a generated kernel must not stall a run over
+/// thousands of files. Its kernels become "not analysed" (CL101) instead.
+#[derive(Clone, Copy, Debug)]
+pub struct Deadline {
+    pub at: std::time::Instant,
+    /// The budget the deadline was set from, for the message.
+    pub budget: std::time::Duration,
+}
+
+impl Deadline {
+    pub fn passed(&self) -> bool {
+        std::time::Instant::now() >= self.at
+    }
+
+    fn skipped(&self, loc: Loc, kernel: &str) -> Analysis {
+        Analysis {
+            accesses: Vec::new(),
+            skipped: vec![Skipped {
+                loc,
+                kernel: kernel.to_string(),
+                reason: format!(
+                    "{OUT_OF_TIME} of {} s per file (--time-budget)",
+                    self.budget.as_secs_f64()
+                ),
+            }],
+        }
+    }
+}
+
+/// How a [`Skipped`] reason for a kernel that ran out of time begins.
+pub const OUT_OF_TIME: &str = "the analysis ran past its time budget";
+
 /// Analyses one kernel under every configuration; per access the worst configuration is kept.
 pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Options) -> Analysis {
+    analyze_kernel_until(project, file, index, options, None)
+}
+
+/// [`analyze_kernel`], giving up when `deadline` passes.
+pub fn analyze_kernel_until(
+    project: &Project,
+    file: usize,
+    index: usize,
+    options: &Options,
+    deadline: Option<Deadline>,
+) -> Analysis {
     let kernel = &project.files[file].functions[index];
     let kernel_loc = (file, kernel.name_span);
     if let Some(err) = kernel.parse_error {
@@ -291,8 +334,15 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
     let mut best: Vec<Access> = Vec::new();
     let mut slot: HashMap<(Loc, AccessOp, usize), usize> = HashMap::new();
     for (shape, bindings) in configurations(project, file, kernel, options) {
+        if let Some(d) = deadline.filter(Deadline::passed) {
+            return d.skipped(kernel_loc, &kernel.name);
+        }
         let mut run = interp::KernelRun::new(project, options);
+        run.deadline = deadline;
         run.run_kernel(file, kernel, &bindings);
+        if let Some(d) = deadline.filter(|_| run.out_of_time) {
+            return d.skipped(kernel_loc, &kernel.name);
+        }
         let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
         let mut masks = cost::MaskCache::default();
@@ -308,6 +358,9 @@ pub fn analyze_kernel(project: &Project, file: usize, index: usize, options: &Op
             }
         }
         for (ri, raw) in run.accesses.iter().enumerate() {
+            if let Some(d) = deadline.filter(|d| ri % 64 == 63 && d.passed()) {
+                return d.skipped(kernel_loc, &kernel.name);
+            }
             let raw = match merged.get(&ri) {
                 Some(widen::Widened::As(w)) => &**w,
                 // issued by the vector instruction filed under another member

@@ -49,6 +49,9 @@ pub struct Settings {
     pub defines: cudalint_syntax::Defines,
     /// Told where a run is, from the worker threads (the CLI's progress bar).
     pub progress: Progress,
+    /// How long the kernels of one file may take to analyse, from when the first of them
+    /// starts; those still running then are not analysed (CL101). None: no limit.
+    pub time_budget: Option<std::time::Duration>,
 }
 
 /// A step of a run, as [`Progress`] hears of it.
@@ -184,6 +187,8 @@ pub struct FileReport {
     pub parse_error_lines: Vec<usize>,
     /// Set when the file could not be read or parsed at all.
     pub error: Option<String>,
+    /// Kernels of the file whose analysis ran past the time budget.
+    pub timed_out: Vec<String>,
 }
 
 /// Source text and line tables of the files of one run, for turning spans into positions.
@@ -304,9 +309,16 @@ pub fn check_parsed(
     let analyse_all =
         |project: &analysis::Project, jobs: &[(usize, usize)], options: &[Options]| {
             settings.progress.tell(Step::Analysing(jobs.len()));
+            // a file's budget runs from when its first kernel starts
+            let started: Vec<std::sync::OnceLock<std::time::Instant>> =
+                (0..inputs.len()).map(|_| Default::default()).collect();
             jobs.par_iter()
                 .map(|&(f, k)| {
-                    let a = analysis::analyze_kernel(project, f, k, &options[f]);
+                    let deadline = settings.time_budget.map(|budget| analysis::Deadline {
+                        at: *started[f].get_or_init(std::time::Instant::now) + budget,
+                        budget,
+                    });
+                    let a = analysis::analyze_kernel_until(project, f, k, &options[f], deadline);
                     settings.progress.tell(Step::Analysed(&inputs[f].path));
                     a
                 })
@@ -359,7 +371,11 @@ pub(crate) fn check_parsed_with(
         .map(|result| {
             let mut diagnostics = Vec::new();
             let mut records = Vec::new();
+            let mut timed_out = Vec::new();
             for s in &result.skipped {
+                if reported(s.loc.0) && s.reason.starts_with(analysis::OUT_OF_TIME) {
+                    timed_out.push((s.loc.0, s.kernel.clone()));
+                }
                 if reported(s.loc.0) {
                     diagnostics.push((s.loc.0, rules::not_analysed::check_kernel(s, &ctx)));
                 }
@@ -373,10 +389,13 @@ pub(crate) fn check_parsed_with(
                 }
                 records.push((a.loc.0, record(a, &ctx)));
             }
-            (diagnostics, records)
+            (diagnostics, records, timed_out)
         })
         .collect();
-    for (diagnostics, records) in found {
+    for (diagnostics, records, timed_out) in found {
+        for (f, k) in timed_out {
+            reports[f].timed_out.push(k);
+        }
         for (f, d) in diagnostics {
             reports[f].diagnostics.push(d);
         }
@@ -447,8 +466,13 @@ pub(crate) fn check_parsed_with(
     (reports, results)
 }
 
-/// One kernel's diagnostics and analysed accesses, each with the file it is filed under.
-type KernelFindings = (Vec<(usize, Diagnostic)>, Vec<(usize, AccessRecord)>);
+/// One kernel's diagnostics, analysed accesses and whether it ran out of time, each with the
+/// file it is filed under.
+type KernelFindings = (
+    Vec<(usize, Diagnostic)>,
+    Vec<(usize, AccessRecord)>,
+    Vec<(usize, String)>,
+);
 
 fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
     let p = ctx.pos(a.loc);

@@ -111,6 +111,10 @@ struct AnalysisArgs {
     /// Show no progress on stderr (it is shown only when stderr is a terminal).
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Seconds the kernels of one file may take to analyse; the kernels still running then
+    /// are reported not analysed (CL101) and the run goes on. 0: no limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    time_budget: f64,
 }
 
 /// What `cudalint check` takes.
@@ -195,6 +199,14 @@ fn settings(a: &AnalysisArgs, show_unanalysed: bool) -> Result<Settings, String>
         }
         s.runtime_override = Some(r);
     }
+    if !(a.time_budget >= 0.0 && a.time_budget.is_finite()) {
+        return Err(format!(
+            "--time-budget {}: expected a number of seconds (0: no limit)",
+            a.time_budget
+        ));
+    }
+    s.time_budget =
+        (a.time_budget > 0.0).then(|| std::time::Duration::from_secs_f64(a.time_budget));
     for d in &a.define {
         s.defines.insert_flag(d).map_err(|e| format!("-D {e}"))?;
     }
@@ -323,7 +335,31 @@ fn run(
     for w in &collected.warnings {
         eprintln!("cudalint: warning: {w}");
     }
+    for r in reports.iter().filter(|r| !r.timed_out.is_empty()) {
+        eprintln!(
+            "cudalint: warning: {}: the analysis of {} ran past the time budget of {} s per file and was stopped; not analysed (CL101)",
+            r.path,
+            names(&r.timed_out),
+            analysis.time_budget
+        );
+    }
     Ok((collected, reports, errors, settings))
+}
+
+/// `a`, `a` and `b`, `a`, `b` and 3 more kernels: names for a one-line message.
+fn names(kernels: &[String]) -> String {
+    let quoted: Vec<String> = kernels.iter().take(3).map(|k| format!("`{k}`")).collect();
+    let more = kernels.len().saturating_sub(3);
+    let word = if kernels.len() == 1 { "kernel" } else { "kernels" };
+    match (quoted.as_slice(), more) {
+        ([one], _) => format!("{word} {one}"),
+        (_, 0) => format!(
+            "{word} {} and {}",
+            quoted[..quoted.len() - 1].join(", "),
+            quoted[quoted.len() - 1]
+        ),
+        _ => format!("{word} {} and {more} more", quoted.join(", ")),
+    }
 }
 
 fn main() -> ExitCode {

@@ -250,6 +250,9 @@ pub struct KernelRun<'p> {
     narrow: Option<(cudalint_syntax::Span, i64)>,
     /// How many loads have been recorded narrower than their type.
     narrowed_loads: usize,
+    /// When to stop (checked every few hundred statements), and whether it was reached.
+    pub deadline: Option<crate::Deadline>,
+    pub out_of_time: bool,
 }
 
 /// Statements visited per kernel, inlined calls included: a bound on work for generated input.
@@ -287,6 +290,8 @@ impl<'p> KernelRun<'p> {
             branches: 0,
             narrow: None,
             narrowed_loads: 0,
+            deadline: None,
+            out_of_time: false,
         }
     }
 
