@@ -750,10 +750,11 @@ fn progress_shows_on_a_terminal_and_nowhere_else() {
     // stderr a pipe (CI logs, JSON piped on): the findings and nothing else
     let piped = common::run(&["check", &s(&k)]);
     assert!(piped.stderr.is_empty(), "{}", piped.stderr);
-    // script(1) runs the command on a terminal and copies what it drew to its stdout
+    // script(1) runs the command on a terminal and copies what it drew to its stdout (without
+    // the cache, which the run above filled: a run that reads it has nothing to show)
     let on_terminal = |extra: &str| -> String {
         let command = format!(
-            "{} check {extra} {} > /dev/null",
+            "{} check --no-cache {extra} {} > /dev/null",
             env!("CARGO_BIN_EXE_cudalint"),
             s(&k)
         );
@@ -933,7 +934,10 @@ fn a_file_past_the_time_budget_is_reported_not_analysed_and_the_run_goes_on() {
     // a generated kernel of 40,000 statements takes about two seconds to analyse
     let mut big = String::from("__global__ void big(float* o, const float* in) {\n");
     for i in 0..40_000 {
-        big.push_str(&format!("  o[threadIdx.x * {}] = in[threadIdx.x + {i}];\n", i % 7 + 1));
+        big.push_str(&format!(
+            "  o[threadIdx.x * {}] = in[threadIdx.x + {i}];\n",
+            i % 7 + 1
+        ));
     }
     big.push_str("}\n");
     std::fs::write(dir.join("big.cu"), big).unwrap();
@@ -982,4 +986,64 @@ fn a_file_past_the_time_budget_is_reported_not_analysed_and_the_run_goes_on() {
         common::run(&["check", "--time-budget", "-1", &s(&dir)]).code,
         2
     );
+}
+
+#[test]
+fn a_second_run_reads_the_results_cache_and_says_when_it_cannot() {
+    let dir = scratch("cache");
+    std::fs::write(dir.join("a.cu"), GOOD).unwrap();
+    std::fs::write(
+        dir.join("cudalint.toml"),
+        "[analysis]\nruntime-default = 2048\n",
+    )
+    .unwrap();
+    let args = ["audit", "--format", "json", &s(&dir.join("a.cu"))];
+    let cold = common::run(&[
+        "audit",
+        "--format",
+        "json",
+        "--no-cache",
+        &s(&dir.join("a.cu")),
+    ]);
+    assert!(
+        !dir.join(".cudalint_cache").exists(),
+        "--no-cache wrote a cache"
+    );
+    let first = common::run(&args);
+    // next to the cudalint.toml, ignoring itself as ruff's does
+    let cache = dir.join(".cudalint_cache");
+    assert_eq!(
+        std::fs::read_to_string(cache.join(".gitignore")).unwrap(),
+        "# Automatically created by cudalint.\n*\n"
+    );
+    let second = common::run(&args);
+    assert_eq!(
+        (first.stdout.as_str(), second.stdout.as_str()),
+        (cold.stdout.as_str(), cold.stdout.as_str())
+    );
+    // a corrupt entry is ignored, said once per entry, and the result is the same
+    for e in std::fs::read_dir(cache.join("v1/reports"))
+        .unwrap()
+        .flatten()
+    {
+        std::fs::write(e.path(), "{\"key\": ").unwrap();
+    }
+    let third = common::run(&args);
+    assert_eq!(third.stdout, cold.stdout);
+    assert!(
+        third.stderr.contains("cudalint: warning: results cache: ")
+            && third.stderr.contains("not a cache entry cudalint can read"),
+        "{}",
+        third.stderr
+    );
+    // --cache-dir moves it
+    let elsewhere = dir.join("elsewhere");
+    let r = common::run(&[
+        "check",
+        "--cache-dir",
+        &s(&elsewhere),
+        &s(&dir.join("a.cu")),
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(elsewhere.join("v1/reports").is_dir());
 }

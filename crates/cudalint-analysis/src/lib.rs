@@ -358,7 +358,7 @@ pub fn analyze_kernel_until(
             }
         }
         for (ri, raw) in run.accesses.iter().enumerate() {
-            if let Some(d) = deadline.filter(|d| ri % 64 == 63 && d.passed()) {
+            if let Some(d) = deadline.filter(|d| (ri + 1).is_multiple_of(64) && d.passed()) {
                 return d.skipped(kernel_loc, &kernel.name);
             }
             let raw = match merged.get(&ri) {

@@ -22,7 +22,8 @@ pub struct Project<'p> {
     host_callers: OnceLock<HashMap<String, Vec<(usize, usize)>>>,
 }
 
-fn short(name: &str) -> &str {
+/// A name without its qualifiers (`ns::k` is `k`): how launches and calls are looked up.
+pub fn short(name: &str) -> &str {
     name.rsplit("::").next().unwrap_or(name)
 }
 
@@ -358,6 +359,25 @@ impl<'p> Project<'p> {
             .flatten()
             .filter_map(move |&(f, i)| files[f].launches.get(i).map(|l| (f, l)))
     }
+}
+
+/// The names (without qualifiers) that the host functions of a file call: what
+/// [`Project::host_calls_of`] looks them up by.
+pub fn host_callees(file: &FileModel) -> std::collections::BTreeSet<&str> {
+    let mut out = std::collections::BTreeSet::new();
+    for func in &file.functions {
+        let Some(body) = func.body.as_ref().filter(|_| func.kind == FnKind::Host) else {
+            continue;
+        };
+        let mut found = Vec::new();
+        calls_in(body, &mut found);
+        for call in found {
+            if let ExprKind::Call { callee, .. } = &call.kind {
+                out.insert(short(callee));
+            }
+        }
+    }
+    out
 }
 
 /// Every call expression in statements, outermost first.

@@ -14,7 +14,8 @@ use std::sync::Arc;
 /// `add_compile_definitions` holds below it).
 #[derive(Debug, Default)]
 pub struct BuildFiles {
-    text: String,
+    /// The build files' texts, one after the other.
+    pub(crate) text: String,
 }
 
 impl BuildFiles {
@@ -56,19 +57,37 @@ fn build_files_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn governing(dir: &Path) -> Option<BuildFiles> {
+/// The build files of a folder, read once however many folders below it ask: their text, and
+/// whether the folder is a repository's root (where the walk up stops).
+type Level = Arc<(String, bool)>;
+
+fn level(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Level {
+    if let Some(l) = seen.get(dir) {
+        return l.clone();
+    }
+    let mut text = String::new();
+    for f in build_files_in(dir) {
+        if let Ok(bytes) = std::fs::read(&f) {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+            text.push('\n');
+        }
+    }
+    let l = Arc::new((text, dir.join(".git").exists()));
+    seen.insert(dir.to_path_buf(), l.clone());
+    l
+}
+
+fn governing(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Option<BuildFiles> {
     let dir = std::fs::canonicalize(dir).ok()?;
     let mut text = String::new();
     let mut found = false;
     for d in dir.ancestors().take(MAX_LEVELS) {
-        for f in build_files_in(d) {
-            if let Ok(bytes) = std::fs::read(&f) {
-                text.push_str(&String::from_utf8_lossy(&bytes));
-                text.push('\n');
-                found = true;
-            }
+        let l = level(d, seen);
+        if !l.0.is_empty() {
+            text.push_str(&l.0);
+            found = true;
         }
-        if d.join(".git").exists() {
+        if l.1 {
             break;
         }
     }
@@ -78,6 +97,7 @@ fn governing(dir: &Path) -> Option<BuildFiles> {
 /// Attaches to every input the build files that govern its folder, read once per folder.
 pub fn attach(inputs: &mut [Input]) {
     let mut by_dir: HashMap<PathBuf, Option<Arc<BuildFiles>>> = HashMap::new();
+    let mut seen = HashMap::new();
     for input in inputs {
         let dir = Path::new(&input.path)
             .parent()
@@ -92,7 +112,7 @@ pub fn attach(inputs: &mut [Input]) {
             .to_path_buf();
         let build = by_dir
             .entry(dir)
-            .or_insert_with_key(|d| governing(d).map(Arc::new))
+            .or_insert_with_key(|d| governing(d, &mut seen).map(Arc::new))
             .clone();
         input.build = build;
     }
@@ -100,6 +120,15 @@ pub fn attach(inputs: &mut [Input]) {
 
 /// The names a text tests with `#ifdef`, `#ifndef`, `#elifdef`, `#elifndef` or `defined(...)`.
 pub fn tested_names(text: &str) -> BTreeSet<&str> {
+    let mut out = BTreeSet::new();
+    for (d, _) in crate::include_context::directive_lines(text) {
+        tested_in(d, &mut out);
+    }
+    out
+}
+
+/// The names one directive (after its `#`) tests.
+pub(crate) fn tested_in<'t>(d: &'t str, out: &mut BTreeSet<&'t str>) {
     fn word(s: &str) -> Option<&str> {
         let s = s.trim_start();
         let end = s
@@ -107,43 +136,39 @@ pub fn tested_names(text: &str) -> BTreeSet<&str> {
             .unwrap_or(s.len());
         (end > 0).then(|| &s[..end])
     }
-    let mut out = BTreeSet::new();
-    for (d, _) in crate::include_context::directive_lines(text) {
-        for form in ["ifdef", "ifndef", "elifdef", "elifndef"] {
-            if let Some(rest) = d.strip_prefix(form) {
-                if rest.starts_with([' ', '\t']) {
-                    out.extend(word(rest));
-                }
-            }
-        }
-        if d.starts_with("if") || d.starts_with("elif") {
-            for (at, _) in d.match_indices("defined") {
-                let rest = d[at + "defined".len()..].trim_start();
-                out.extend(word(rest.strip_prefix('(').unwrap_or(rest)));
+    for form in ["ifdef", "ifndef", "elifdef", "elifndef"] {
+        if let Some(rest) = d.strip_prefix(form) {
+            if rest.starts_with([' ', '\t']) {
+                out.extend(word(rest));
             }
         }
     }
-    out
+    if d.starts_with("if") || d.starts_with("elif") {
+        for (at, _) in d.match_indices("defined") {
+            let rest = d[at + "defined".len()..].trim_start();
+            out.extend(word(rest.strip_prefix('(').unwrap_or(rest)));
+        }
+    }
 }
 
 /// The names some input `#define`s: those the program sets itself (a config.h, an include
 /// guard) are left to the preprocessor.
 pub fn defined_names(inputs: &[Input]) -> BTreeSet<&str> {
-    let mut out = BTreeSet::new();
-    for i in inputs {
-        for (d, _) in crate::include_context::directive_lines(&i.text) {
-            if let Some(rest) = d.strip_prefix("define") {
-                let rest = rest.trim_start();
-                let end = rest
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len());
-                if end > 0 {
-                    out.insert(&rest[..end]);
-                }
-            }
-        }
-    }
-    out
+    inputs.iter().flat_map(|i| defined_in(&i.text)).collect()
+}
+
+/// The names a text `#define`s.
+pub fn defined_in(text: &str) -> impl Iterator<Item = &str> {
+    crate::include_context::directive_lines(text).filter_map(|(d, _)| define_name(d))
+}
+
+/// The name one directive (after its `#`) defines, if it is a `#define`.
+pub(crate) fn define_name(d: &str) -> Option<&str> {
+    let rest = d.strip_prefix("define")?.trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
 }
 
 #[cfg(test)]

@@ -6,9 +6,10 @@ use crate::rules;
 use cudalint_analysis::{self as analysis, Access, Loc, Options};
 use cudalint_syntax::{FileModel, LineIndex, ParsedFile};
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A file to check: its path as the user should see it, and its text.
+#[derive(Clone)]
 pub struct Input {
     pub path: String,
     pub text: String,
@@ -126,7 +127,7 @@ impl Settings {
 }
 
 /// One analysed access, as `audit` lists it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AccessRecord {
     pub file: String,
     pub line: usize,
@@ -135,15 +136,18 @@ pub struct AccessRecord {
     /// (`reinterpret_cast<float4*>(\n &C[i])[0] = v`) under a later one.
     pub end_line: usize,
     pub kernel: String,
-    pub space: &'static str,
-    pub op: &'static str,
+    #[serde(deserialize_with = "known::space")]
+    pub space: crate::diagnostic::Name,
+    #[serde(deserialize_with = "known::op")]
+    pub op: crate::diagnostic::Name,
     pub bytes: i64,
     /// The element type the width comes from, as the source names it.
     pub elem_type: String,
-    pub class: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "known::class")]
+    pub class: crate::diagnostic::Name,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stride_bytes: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     pub sectors_per_request: Option<f64>,
     pub ideal_sectors_per_request: Option<f64>,
@@ -155,7 +159,7 @@ pub struct AccessRecord {
     /// The calls of `__device__` functions the access was inlined through, innermost first.
     pub inlined_at: Vec<CallSite>,
     /// What the figures assume that the source does not say (an element size not known).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumptions: Vec<String>,
     /// Where the access is, as a byte range of the file (for editors).
     #[serde(skip)]
@@ -169,7 +173,7 @@ pub struct AccessRecord {
 }
 
 /// A call an access was inlined through.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CallSite {
     pub file: String,
     pub line: usize,
@@ -177,7 +181,7 @@ pub struct CallSite {
     pub callee: String,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct FileReport {
     pub path: String,
     pub diagnostics: Vec<Diagnostic>,
@@ -234,19 +238,24 @@ impl Ctx<'_> {
 
 /// Parses every input, in parallel. Inputs tree-sitter cannot parse come back as `None`.
 pub fn parse_all(inputs: &[Input], settings: &Settings) -> Vec<Option<ParsedFile>> {
-    parse_each(inputs, settings, |p| p)
+    parse_each(inputs, settings, None, |p| p)
 }
 
 /// Parses every input and keeps what `keep` takes of each parse as it is made: a one-shot
 /// check keeps the model and lets each syntax tree go at once (the trees of a 10 MB corpus
 /// held together were most of the run's memory).
-fn parse_each<T: Send>(
+/// `defined` is what the whole run `#define`s when `inputs` are a part of it.
+pub(crate) fn parse_each<T: Send>(
     inputs: &[Input],
     settings: &Settings,
+    defined: Option<&std::collections::BTreeSet<&str>>,
     keep: impl Fn(ParsedFile) -> T + Sync,
 ) -> Vec<Option<T>> {
-    use crate::include_context::{includer_defines, may_give};
-    let base = crate::include_context::base_defines(inputs, settings);
+    use crate::include_context::{base_defines, base_defines_with, includer_defines, may_give};
+    let base = match defined {
+        Some(d) => base_defines_with(inputs, settings, d),
+        None => base_defines(inputs, settings),
+    };
     let prepared: Vec<std::borrow::Cow<str>> = inputs
         .par_iter()
         .zip(&base)
@@ -280,11 +289,8 @@ fn parse_each<T: Send>(
 }
 
 pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
-    // Analysis recursion is bounded, but deep generated code still wants more than rayon's
-    // default 2 MiB stacks: run on a pool with larger ones.
-    let pool = rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build();
-    let run = || {
-        let owned = parse_each(inputs, settings, |p| p.model);
+    with_pool(|| {
+        let owned = parse_each(inputs, settings, None, |p| p.model);
         let models: Vec<Option<&FileModel>> = owned.iter().map(Option::as_ref).collect();
         let reports = check_parsed(inputs, &models, settings);
         drop(models);
@@ -294,10 +300,15 @@ pub fn check(inputs: &[Input], settings: &Settings) -> Vec<FileReport> {
             .name("drop-models".into())
             .spawn(move || drop(owned));
         reports
-    };
-    match pool {
-        Ok(pool) => pool.install(run),
-        Err(_) => run(),
+    })
+}
+
+/// Runs `f` on a pool with large stacks: analysis recursion is bounded, but deep generated
+/// code still wants more than rayon's default 2 MiB.
+pub(crate) fn with_pool<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    match rayon::ThreadPoolBuilder::new().stack_size(64 << 20).build() {
+        Ok(pool) => pool.install(f),
+        Err(_) => f(),
     }
 }
 
@@ -464,6 +475,56 @@ pub(crate) fn check_parsed_with(
             .sort_by(|a, b| (a.line, a.column, a.op).cmp(&(b.line, b.column, b.op)));
     }
     (reports, results)
+}
+
+/// The names an [`AccessRecord`] takes its `&'static str` fields from, for reading one back
+/// (the results cache): a name the analysis does not give is an error.
+mod known {
+    use analysis::{AccessOp, Class, Space};
+    use cudalint_analysis as analysis;
+    use serde::de::{Deserializer, Error};
+
+    fn one_of<'de, D: Deserializer<'de>>(
+        d: D,
+        names: &[&'static str],
+    ) -> Result<&'static str, D::Error> {
+        let s = <std::borrow::Cow<str> as serde::Deserialize>::deserialize(d)?;
+        names
+            .iter()
+            .find(|n| **n == s)
+            .copied()
+            .ok_or_else(|| D::Error::custom(format!("unexpected `{s}`")))
+    }
+
+    pub fn space<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let all = [
+            Space::Global,
+            Space::Shared,
+            Space::Local,
+            Space::Constant,
+            Space::Unknown,
+        ];
+        one_of(d, &all.map(Space::as_str))
+    }
+
+    pub fn op<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let all = [AccessOp::Load, AccessOp::Store, AccessOp::Atomic];
+        one_of(d, &all.map(AccessOp::as_str))
+    }
+
+    pub fn class<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+        let all = [
+            Class::Coalesced,
+            Class::Broadcast,
+            Class::Misaligned,
+            Class::Strided(0),
+            Class::Uncoalesced,
+            Class::DataDependent(String::new()),
+            Class::Unknown(String::new()),
+            Class::Local,
+        ];
+        one_of(d, &all.each_ref().map(Class::name))
+    }
 }
 
 /// One kernel's diagnostics, analysed accesses and whether it ran out of time, each with the

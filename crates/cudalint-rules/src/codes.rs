@@ -98,3 +98,27 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
 pub fn doc_url(code: &str) -> String {
     format!("https://github.com/cudalint/cudalint/blob/main/crates/cudalint-rules/docs/{code}.md")
 }
+
+/// A code read back from a serialized diagnostic (the results cache): only codes of this table.
+pub(crate) fn deserialize_code<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<&'static str, D::Error> {
+    let s = <std::borrow::Cow<str> as serde::Deserialize>::deserialize(d)?;
+    RULES
+        .iter()
+        .find(|r| r.code == s)
+        .map(|r| r.code)
+        .ok_or_else(|| serde::de::Error::custom(format!("no rule {s}")))
+}
+
+/// A rule name read back from a serialized diagnostic.
+pub(crate) fn deserialize_name<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<&'static str, D::Error> {
+    let s = <std::borrow::Cow<str> as serde::Deserialize>::deserialize(d)?;
+    RULES
+        .iter()
+        .find(|r| r.name == s)
+        .map(|r| r.name)
+        .ok_or_else(|| serde::de::Error::custom(format!("no rule named {s}")))
+}

@@ -1,9 +1,9 @@
 //! The one diagnostic type every frontend renders.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
@@ -30,7 +30,7 @@ impl Severity {
 }
 
 /// A position in a file, byte range plus the 1-based line and column of its start and end.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Position {
     pub file: String,
     pub bytes: Range<usize>,
@@ -40,13 +40,13 @@ pub struct Position {
     pub end_column: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Label {
     pub at: Position,
     pub message: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Applicability {
     /// Safe to apply without review.
@@ -55,24 +55,24 @@ pub enum Applicability {
     DisplayOnly,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Edit {
     pub at: Position,
     pub replacement: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fix {
     pub title: String,
     pub applicability: Applicability,
     pub edits: Vec<Edit>,
     /// Code a person adapts (corner turning, structure of arrays); not an edit.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sketch: Option<String>,
 }
 
 /// The predicted cost behind a finding, per warp request.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     pub sectors_per_request: Option<f64>,
     pub ideal_sectors_per_request: Option<f64>,
@@ -81,10 +81,17 @@ pub struct Figures {
     pub block: [i64; 3],
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A name from a fixed table (rule codes and names, spaces, ops, classes). An alias, so that
+/// serde's derive does not take the field for one borrowed from its input: it is read back
+/// through a lookup in its table.
+pub type Name = &'static str;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostic {
-    pub code: &'static str,
-    pub name: &'static str,
+    #[serde(deserialize_with = "crate::codes::deserialize_code")]
+    pub code: Name,
+    #[serde(deserialize_with = "crate::codes::deserialize_name")]
+    pub name: Name,
     pub severity: Severity,
     pub message: String,
     pub at: Position,
@@ -94,6 +101,6 @@ pub struct Diagnostic {
     /// The numbers: lanes and addresses, the block shape assumed, runtime values assumed.
     pub notes: Vec<String>,
     pub fix: Option<Fix>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub figures: Option<Figures>,
 }

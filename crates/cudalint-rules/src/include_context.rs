@@ -129,13 +129,18 @@ fn leaves(
 /// with a backslash; the continuation lines themselves are not directives.
 pub(crate) fn directive_lines(text: &str) -> impl Iterator<Item = (&str, bool)> {
     let mut continued = false;
+    // ASCII whitespace only, as the preprocessor's: a byte-wise trim, where the Unicode one
+    // decoded every line end (this runs over every text of a run, several times)
     text.lines().filter_map(move |line| {
         let was_continued = continued;
-        continued = line.trim_end().ends_with('\\');
+        continued = line.trim_ascii_end().ends_with('\\');
         if was_continued {
             return None;
         }
-        let directive = line.trim_start().strip_prefix('#')?.trim_start();
+        let directive = line
+            .trim_ascii_start()
+            .strip_prefix('#')?
+            .trim_ascii_start();
         Some((directive, continued))
     })
 }
@@ -183,8 +188,17 @@ fn directive_events(text: &str, resolve: impl Fn(&str) -> Option<usize>) -> Vec<
 /// cudalint.toml (`Settings::defines_for`), the declaration-specifier macros of the
 /// program it is part of, and what the headers it includes define.
 pub fn base_defines(inputs: &[Input], settings: &Settings) -> Vec<Defines> {
+    base_defines_with(inputs, settings, &crate::build_files::defined_names(inputs))
+}
+
+/// [`base_defines`] with the names some file of the run `#define`s given: a part of a run
+/// (the results cache analyses what changed) sees the whole run's.
+pub fn base_defines_with(
+    inputs: &[Input],
+    settings: &Settings,
+    set_by_program: &std::collections::BTreeSet<&str>,
+) -> Vec<Defines> {
     let specifiers = program_specifiers(inputs);
-    let set_by_program = crate::build_files::defined_names(inputs);
     let mut base: Vec<Defines> = inputs
         .iter()
         .zip(specifiers)

@@ -2,6 +2,7 @@
 //! analysis in, [`Diagnostic`]s out. Frontends only render.
 
 pub mod build_files;
+pub mod cache;
 pub mod check;
 pub mod codes;
 pub mod config;
@@ -14,6 +15,7 @@ pub mod rules;
 pub mod suppress;
 pub mod workspace;
 
+pub use cache::{check_cached, Cache, CacheStats};
 pub use check::{check, AccessRecord, FileReport, Input, Progress, Settings, Step};
 pub use codes::{Rule, RULES};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Position, Severity};

@@ -71,10 +71,13 @@ fn include_candidates(dir: &Path, inc: &str, dirs: &[PathBuf], config: &[PathBuf
 /// skipped silently: it may be a system or generated header.
 fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
     const MAX_CONTEXT_FILES: usize = 2000;
-    let mut known: std::collections::HashSet<std::path::PathBuf> = inputs
+    let mut known: std::collections::HashSet<FileId> = inputs
         .iter()
-        .filter_map(|i| std::fs::canonicalize(&i.path).ok())
+        .filter_map(|i| file_id(Path::new(&i.path)))
         .collect();
+    // the files of a folder include the same headers: each is looked for once
+    let mut looked: std::collections::HashMap<(PathBuf, String, usize), Option<(PathBuf, FileId)>> =
+        Default::default();
     let mut i = 0;
     let mut added = 0;
     while i < inputs.len() && added < MAX_CONTEXT_FILES {
@@ -96,21 +99,22 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
                 Some(rest[..rest.find('"')?].to_string())
             })
             .collect();
-        let config_dirs = inputs[i]
-            .config
+        let config = inputs[i].config.clone();
+        let config_dirs = config.as_ref().map_or(&[][..], |c| &c.include_dirs[..]);
+        let config_key = config
             .as_ref()
-            .map(|c| c.include_dirs.clone())
-            .unwrap_or_default();
+            .map_or(0, |c| std::sync::Arc::as_ptr(c) as usize);
         for inc in includes {
             // the first that exists is the one the compiler reads
-            let Some((candidate, canon)) =
-                include_candidates(&dir, &inc, include_dirs, &config_dirs)
-                    .into_iter()
-                    .find_map(|c| {
-                        let canon = std::fs::canonicalize(&c).ok().filter(|p| p.is_file())?;
-                        Some((c, canon))
-                    })
-            else {
+            let found = looked
+                .entry((dir.clone(), inc.clone(), config_key))
+                .or_insert_with(|| {
+                    include_candidates(&dir, &inc, include_dirs, config_dirs)
+                        .into_iter()
+                        .find_map(|c| Some((c.clone(), file_id(&c)?)))
+                })
+                .clone();
+            let Some((candidate, canon)) = found else {
                 continue;
             };
             if !known.insert(canon) {
@@ -140,8 +144,13 @@ fn attach_configs(inputs: &mut [Input], given: Option<&str>) -> Result<(), Strin
         return Ok(());
     }
     let mut loaded: HashMap<std::path::PathBuf, Arc<Config>> = HashMap::new();
+    // the files of a folder share its answer: one walk up per folder
+    let mut by_dir: HashMap<std::path::PathBuf, Option<std::path::PathBuf>> = HashMap::new();
     for i in inputs.iter_mut() {
-        let Some(found) = discover(Path::new(&i.path)) else {
+        let path = Path::new(&i.path);
+        let dir = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let found = by_dir.entry(dir).or_insert_with(|| discover(path)).clone();
+        let Some(found) = found else {
             continue;
         };
         let c = match loaded.get(&found) {
@@ -155,6 +164,25 @@ fn attach_configs(inputs: &mut [Input], given: Option<&str>) -> Result<(), Strin
         i.config = Some(c);
     }
     Ok(())
+}
+
+/// A file's identity: two paths to one file (`a/../b.h`, a link) are one file. One `stat`,
+/// where canonicalizing took one per folder of the path.
+#[cfg(unix)]
+type FileId = (u64, u64);
+#[cfg(not(unix))]
+type FileId = PathBuf;
+
+#[cfg(unix)]
+fn file_id(p: &Path) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(p).ok()?;
+    m.is_file().then(|| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(p: &Path) -> Option<FileId> {
+    std::fs::canonicalize(p).ok().filter(|c| c.is_file())
 }
 
 fn read(path: &str) -> Result<Input, String> {

@@ -130,7 +130,7 @@ pub fn collect(paths: &[String], excludes: &Excludes) -> Collected {
     files.dedup();
     headers.sort();
     headers.dedup();
-    headers.retain(|h| !files.contains(h));
+    headers.retain(|h| files.binary_search(h).is_err());
     let results: Vec<Result<(Input, Option<String>), String>> = {
         use rayon::prelude::*;
         files.par_iter().map(|f| read(f)).collect()

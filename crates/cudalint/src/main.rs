@@ -111,6 +111,13 @@ struct AnalysisArgs {
     /// Show no progress on stderr (it is shown only when stderr is a terminal).
     #[arg(short = 'q', long)]
     quiet: bool,
+    /// Neither read nor write the results cache.
+    #[arg(long)]
+    no_cache: bool,
+    /// Where the results cache is (default: `.cudalint_cache` next to the nearest
+    /// cudalint.toml, else in the current folder).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<std::path::PathBuf>,
     /// Seconds the kernels of one file may take to analyse; the kernels still running then
     /// are reported not analysed (CL101) and the run goes on. 0: no limit.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
@@ -298,7 +305,9 @@ fn run(
         eprintln!("cudalint: error: {e}");
         ExitCode::from(2)
     })?;
+    let timing = Timing::new();
     let mut collected = inputs::collect(paths, &excludes);
+    timing.say("collect");
     if let Some(d) = analysis.include_dir.iter().find(|d| !d.is_dir()) {
         eprintln!("cudalint: error: -I {}: no such folder", d.display());
         return Err(ExitCode::from(2));
@@ -313,16 +322,35 @@ fn run(
         eprintln!("cudalint: error: {e}");
         return Err(ExitCode::from(2));
     }
+    timing.say("prepare");
     let bar = progress_bar(analysis.quiet);
     let mut settings = settings;
     if let Some(bar) = &bar {
         settings.progress = progress(bar.clone());
     }
-    let reports = cudalint_rules::check(&collected.inputs, &settings);
+    let reports = if analysis.no_cache {
+        cudalint_rules::check(&collected.inputs, &settings)
+    } else {
+        let dir = cache_dir(analysis, &collected.inputs);
+        let cache = cudalint_rules::Cache::new(&dir, &tool_id());
+        let (reports, stats) = cudalint_rules::check_cached(&collected.inputs, &settings, &cache);
+        for w in &stats.warnings {
+            eprintln!("cudalint: warning: results cache: {w}");
+        }
+        timing.note(&format!(
+            "cache {}: {} files reused, {} analysed, {} parsed",
+            dir.display(),
+            stats.reused,
+            stats.analysed,
+            stats.parsed
+        ));
+        reports
+    };
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     settings.progress = Default::default();
+    timing.say("check");
     let mut errors = collected.errors.clone();
     errors.extend(
         reports
@@ -346,11 +374,70 @@ fn run(
     Ok((collected, reports, errors, settings))
 }
 
+/// Where a run's time goes, on stderr when CUDALINT_TIMING is set (as the language server's
+/// CUDALINT_LSP_TIMING): reading the files, reading their headers and configuration, checking.
+struct Timing(Option<std::cell::Cell<std::time::Instant>>);
+
+impl Timing {
+    fn new() -> Timing {
+        Timing(
+            std::env::var_os("CUDALINT_TIMING")
+                .map(|_| std::cell::Cell::new(std::time::Instant::now())),
+        )
+    }
+
+    fn note(&self, what: &str) {
+        if self.0.is_some() {
+            eprintln!("cudalint: timing: {what}");
+        }
+    }
+
+    fn say(&self, step: &str) {
+        if let Some(t) = &self.0 {
+            let now = std::time::Instant::now();
+            eprintln!(
+                "cudalint: timing: {step} {:.1} ms",
+                (now - t.get()).as_secs_f64() * 1e3
+            );
+            t.set(now);
+        }
+    }
+}
+
+/// The results cache's folder: `--cache-dir`, else next to the cudalint.toml of the first
+/// checked file, else in the current folder.
+fn cache_dir(a: &AnalysisArgs, inputs: &[cudalint_rules::Input]) -> std::path::PathBuf {
+    if let Some(d) = &a.cache_dir {
+        return d.clone();
+    }
+    let config = inputs
+        .iter()
+        .find(|i| !i.context)
+        .and_then(|i| i.config.as_ref())
+        .and_then(|c| c.path.parent().map(|p| p.to_path_buf()));
+    config
+        .unwrap_or_default()
+        .join(cudalint_rules::cache::FOLDER)
+}
+
+/// This build of cudalint, as its results cache knows it.
+fn tool_id() -> String {
+    format!(
+        "cudalint {} {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("CUDALINT_SOURCE_HASH")
+    )
+}
+
 /// `a`, `a` and `b`, `a`, `b` and 3 more kernels: names for a one-line message.
 fn names(kernels: &[String]) -> String {
     let quoted: Vec<String> = kernels.iter().take(3).map(|k| format!("`{k}`")).collect();
     let more = kernels.len().saturating_sub(3);
-    let word = if kernels.len() == 1 { "kernel" } else { "kernels" };
+    let word = if kernels.len() == 1 {
+        "kernel"
+    } else {
+        "kernels"
+    };
     match (quoted.as_slice(), more) {
         ([one], _) => format!("{word} {one}"),
         (_, 0) => format!(

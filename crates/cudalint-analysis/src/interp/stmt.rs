@@ -25,7 +25,7 @@ impl KernelRun<'_> {
         if self.steps > MAX_STEPS {
             return;
         }
-        if self.steps % 512 == 0 && self.deadline.is_some_and(|d| d.passed()) {
+        if self.steps.is_multiple_of(512) && self.deadline.is_some_and(|d| d.passed()) {
             // every statement after this one returns at once, as past MAX_STEPS
             self.out_of_time = true;
             self.steps = MAX_STEPS;
