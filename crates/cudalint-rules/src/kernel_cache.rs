@@ -211,7 +211,7 @@ fn hash_bytes(text: &str) -> u64 {
 /// The options, independent of hash map order. Listed in full on purpose: an option added to
 /// [`Options`] must be hashed here too, or a result computed under another value would be
 /// reused.
-fn options_hash(o: &Options) -> u64 {
+pub(crate) fn options_hash(o: &Options) -> u64 {
     let Options {
         runtime_default,
         params,

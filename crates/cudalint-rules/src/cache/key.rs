@@ -2,7 +2,6 @@
 //! its link. Each part is written with its length, so no two different inputs hash alike.
 
 use crate::{Input, Settings};
-use cudalint_analysis::Options;
 use std::collections::BTreeSet;
 
 pub type Key = [u8; 32];
@@ -26,25 +25,6 @@ impl Writer {
     fn int(&mut self, x: i64) {
         self.0.update(&x.to_le_bytes());
     }
-}
-
-/// The options as text, maps sorted (a `HashMap`'s order differs between runs). The
-/// destructuring makes a new field of `Options` a compile error here until it is keyed.
-fn options_text(o: &Options) -> String {
-    let Options {
-        runtime_default,
-        params,
-        default_block,
-        kernel_blocks,
-        target,
-        macros,
-    } = o;
-    let params: std::collections::BTreeMap<_, _> = params.iter().collect();
-    let kernel_blocks: std::collections::BTreeMap<_, _> = kernel_blocks.iter().collect();
-    let macros: std::collections::BTreeMap<_, _> = macros.iter().collect();
-    format!(
-        "{runtime_default} {params:?} {default_block:?} {kernel_blocks:?} {target:?} {macros:?}"
-    )
 }
 
 /// The run-wide facts every unit's key holds: the tool and the settings that are not per file.
@@ -71,7 +51,8 @@ pub fn run_prefix(tool: &str, settings: &Settings) -> Key {
 /// files: the caller keeps one per pair.
 pub fn setup_key(settings: &Settings, input: &Input) -> Key {
     let mut w = Writer(blake3::Hasher::new());
-    w.str(&options_text(&settings.options_for(input)));
+    // the language server's kernel cache hashes options the same way (maps in order)
+    w.int(crate::kernel_cache::options_hash(&settings.options_for(input)) as i64);
     w.str(&format!("{:?}", settings.defines_for(input)));
     match &input.build {
         Some(b) => w.str(&b.text),
