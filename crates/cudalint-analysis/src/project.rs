@@ -364,20 +364,24 @@ impl<'p> Project<'p> {
 /// The names (without qualifiers) that the host functions of a file call: what
 /// [`Project::host_calls_of`] looks them up by.
 pub fn host_callees(file: &FileModel) -> std::collections::BTreeSet<&str> {
-    let mut out = std::collections::BTreeSet::new();
-    for func in &file.functions {
-        let Some(body) = func.body.as_ref().filter(|_| func.kind == FnKind::Host) else {
-            continue;
-        };
-        let mut found = Vec::new();
-        calls_in(body, &mut found);
-        for call in found {
-            if let ExprKind::Call { callee, .. } = &call.kind {
-                out.insert(short(callee));
-            }
-        }
-    }
-    out
+    file.functions
+        .iter()
+        .filter(|f| f.kind == FnKind::Host)
+        .flat_map(callees)
+        .collect()
+}
+
+/// The names (without qualifiers) a function's body calls.
+pub fn callees(func: &Function) -> std::collections::BTreeSet<&str> {
+    let mut found = Vec::new();
+    calls_in(func.body.as_deref().unwrap_or(&[]), &mut found);
+    found
+        .into_iter()
+        .filter_map(|call| match &call.kind {
+            ExprKind::Call { callee, .. } => Some(short(callee)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every call expression in statements, outermost first.

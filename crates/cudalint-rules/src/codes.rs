@@ -103,22 +103,24 @@ pub fn doc_url(code: &str) -> String {
 pub(crate) fn deserialize_code<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<&'static str, D::Error> {
-    let s = <std::borrow::Cow<str> as serde::Deserialize>::deserialize(d)?;
-    RULES
-        .iter()
-        .find(|r| r.code == s)
-        .map(|r| r.code)
-        .ok_or_else(|| serde::de::Error::custom(format!("no rule {s}")))
+    from_table(d, |r| r.code)
 }
 
 /// A rule name read back from a serialized diagnostic.
 pub(crate) fn deserialize_name<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<&'static str, D::Error> {
+    from_table(d, |r| r.name)
+}
+
+fn from_table<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    field: fn(&Rule) -> &'static str,
+) -> Result<&'static str, D::Error> {
     let s = <std::borrow::Cow<str> as serde::Deserialize>::deserialize(d)?;
     RULES
         .iter()
-        .find(|r| r.name == s)
-        .map(|r| r.name)
-        .ok_or_else(|| serde::de::Error::custom(format!("no rule named {s}")))
+        .map(field)
+        .find(|f| *f == s)
+        .ok_or_else(|| serde::de::Error::custom(format!("no rule {s}")))
 }

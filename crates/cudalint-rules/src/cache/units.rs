@@ -7,7 +7,7 @@
 //! facts its key holds (see `key.rs`), so a link whose key is unchanged keeps its reports.
 
 use crate::Input;
-use cudalint_analysis::project::{host_callees, short, IncludeIndex};
+use cudalint_analysis::project::{callees, host_callees, short, IncludeIndex};
 use cudalint_syntax::FileModel;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -183,11 +183,7 @@ impl Names {
                 .iter()
                 .filter(|f| f.kind == FnKind::Host && !f.template_params.is_empty())
                 .map(|f| {
-                    let one = FileModel {
-                        functions: vec![f.clone()],
-                        ..FileModel::default()
-                    };
-                    let calls = host_callees(&one).into_iter().map(str::to_string).collect();
+                    let calls = callees(f).into_iter().map(str::to_string).collect();
                     (name(f), calls)
                 })
                 .collect(),
