@@ -1047,3 +1047,30 @@ fn a_second_run_reads_the_results_cache_and_says_when_it_cannot() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(elsewhere.join("v1/reports").is_dir());
 }
+
+#[test]
+fn a_launch_passing_null_pointers_keeps_the_unguarded_accesses() {
+    // `k<<<1, 256>>>(0, 0, 32)`: the guard on `b` is decided (its load never runs), but the
+    // store through `a` runs whatever the pointer is, and is priced as through any pointer:
+    // lanes 4 bytes apart, 4 sectors. Once every access through a null argument was dropped.
+    let dir = scratch("null-launch");
+    std::fs::write(
+        dir.join("z.cu"),
+        "__global__ void k(float* a, const float* b, int n) {\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (b != nullptr) a[t] = b[t * 2];\n  a[t + n] = 1.0f;\n}\nint main() { k<<<1, 256>>>(0, 0, 32); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("z.cu"))]);
+    let rows: Vec<(u64, String, f64)> = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["line"].as_u64().unwrap(),
+                a["op"].as_str().unwrap().to_string(),
+                a["sectors_per_request"].as_f64().unwrap_or(-1.0),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [(4, "store".to_string(), 4.0)], "{out}");
+}

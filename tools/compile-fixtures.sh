@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compile every CUDA fixture under fixtures/ with nvcc, to prove each one is
-# valid CUDA: nvcc -arch=sm_90 -lineinfo -c FILE. Fails, listing them, if any
+# valid CUDA: nvcc -arch=sm_90 -lineinfo --extended-lambda [-I DIR/include] -c FILE. Fails, listing them, if any
 # fixture does not compile.
 #
 # nvcc is taken from $NVCC, else from PATH, else installed from PyPI (the
@@ -99,7 +99,9 @@ n=0
 for f in "${files[@]}"; do
   n=$((n + 1))
   src="$f"; [ -e "$src" ] || src="$ROOT/$f"
-  if "$NVCC_BIN" -arch="$ARCH" -lineinfo -c "$src" -o "$work/fixture.o" >"$work/log" 2>&1; then
+  # a fixture laid out as a library has its headers under include/, as its build's -I says
+  inc=(); [ -d "$(dirname "$src")/include" ] && inc=(-I "$(dirname "$src")/include")
+  if "$NVCC_BIN" -arch="$ARCH" -lineinfo --extended-lambda "${inc[@]}" -c "$src" -o "$work/fixture.o" >"$work/log" 2>&1; then
     printf 'ok      %s\n' "$f"
   else
     printf 'FAILED  %s\n' "$f"
@@ -113,4 +115,4 @@ if [ "${#failed[@]}" -gt 0 ]; then
   printf '  %s\n' "${failed[@]}"
   exit 1
 fi
-printf '\nall %d fixtures compile (nvcc -arch=%s -lineinfo -c)\n' "$n" "$ARCH"
+printf '\nall %d fixtures compile (nvcc -arch=%s -lineinfo --extended-lambda -c)\n' "$n" "$ARCH"

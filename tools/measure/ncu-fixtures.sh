@@ -11,7 +11,8 @@ nvcc --version | tail -2 >> "$out/gpu.txt"
 ncu --version | tail -1 >> "$out/gpu.txt"
 for f in "$@"; do
   name=$(basename "$f" .cu)
-  nvcc -O3 -lineinfo -arch=sm_90 -o "/tmp/$name" "$f"
+  inc=(); [ -d "$(dirname "$f")/include" ] && inc=(-I "$(dirname "$f")/include")
+  nvcc -O3 -lineinfo -arch=sm_90 --extended-lambda "${inc[@]}" -o "/tmp/$name" "$f"
   ncu --clock-control none --section SourceCounters --import-source yes -f -o "/tmp/$name" "/tmp/$name" > "/tmp/$name.log" 2>&1 \
     || { echo "ncu failed on $f"; tail -20 "/tmp/$name.log"; continue; }
   ncu -i "/tmp/$name.ncu-rep" --page source --csv --print-source cuda,sass > "$out/$name.csv"

@@ -172,11 +172,7 @@ fn directive_events(text: &str, resolve: impl Fn(&str) -> Option<usize>) -> Vec<
                 out.push(Event::Undef(name.to_string()));
             }
         } else if let Some(rest) = directive.strip_prefix("include") {
-            if let Some(inc) = rest
-                .trim()
-                .strip_prefix('"')
-                .and_then(|r| r.split('"').next())
-            {
+            if let Some(inc) = cudalint_syntax::included_name(rest) {
                 out.push(Event::Include(inc.to_string(), resolve(inc)));
             }
         }
@@ -286,8 +282,11 @@ pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> 
                 };
                 let known = |w: &str| spec.get(w).copied();
                 match cudalint_syntax::preprocess::specifier_of(value, &known) {
+                    // `#ifdef __CUDACC__ #define K __global__ static #else #define K static`:
+                    // nvcc reads the first, whichever comes last
                     Some(s) => {
-                        spec.insert(name.clone(), s);
+                        let e = spec.entry(name.clone()).or_insert(s);
+                        *e = (*e).max(s);
                     }
                     None => {
                         other.insert(name.clone());
@@ -295,7 +294,7 @@ pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> 
                 }
             }
         }
-        spec.retain(|name, _| !other.contains(name));
+        spec.retain(|name, s| !other.contains(name) || *s != Specifier::Other);
         specifiers.insert(program, spec);
     }
     (0..inputs.len())
@@ -338,11 +337,7 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
             }
             out.push((name.to_string(), value, None));
         } else if let Some(rest) = directive.strip_prefix("include") {
-            if let Some(inc) = rest
-                .trim()
-                .strip_prefix('"')
-                .and_then(|r| r.split('"').next())
-            {
+            if let Some(inc) = cudalint_syntax::included_name(rest) {
                 out.push((String::new(), None, Some(inc.to_string())));
             }
         }
@@ -363,9 +358,9 @@ fn function_like_body(rest: &str) -> Option<&str> {
     Some(body.split("/*").next().unwrap_or("").trim())
 }
 
-/// Whether `text` can give a header anything: it has a `#define` and an `#include "..."`.
+/// Whether `text` can give a header anything: it has a `#define` and an `#include`.
 pub fn may_give(text: &str) -> bool {
-    text.contains("define") && includes_a_quoted_file(text)
+    text.contains("define") && includes_a_file(text)
 }
 
 /// Per input, the object-like macros its first includer defined (and did not undefine) above
@@ -402,11 +397,7 @@ pub fn includer_defines(inputs: &[Input], kept: &[Option<&str>]) -> Vec<Option<D
                 if defined.is_empty() {
                     continue;
                 }
-                let Some(inc) = rest
-                    .trim()
-                    .strip_prefix('"')
-                    .and_then(|r| r.split('"').next())
-                else {
+                let Some(inc) = cudalint_syntax::included_name(rest) else {
                     continue;
                 };
                 if let Some(to) = index.resolve(fi, inc) {
@@ -420,12 +411,12 @@ pub fn includer_defines(inputs: &[Input], kept: &[Option<&str>]) -> Vec<Option<D
     from_includer
 }
 
-/// Whether some line is `#include "..."`.
-fn includes_a_quoted_file(text: &str) -> bool {
+/// Whether some line is `#include "..."` or `#include <...>`.
+fn includes_a_file(text: &str) -> bool {
     text.match_indices("include").any(|(at, _)| {
         let before = text[..at].trim_end_matches([' ', '\t']);
         let after = text[at + "include".len()..].trim_start_matches([' ', '\t']);
-        before.ends_with('#') && after.starts_with('"')
+        before.ends_with('#') && (after.starts_with('"') || after.starts_with('<'))
     })
 }
 

@@ -2,6 +2,7 @@
 //! cudalint.toml that governs each file. Shared by the CLI and the language server.
 
 use crate::Input;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// What becomes of the headers checked files include.
@@ -52,18 +53,37 @@ pub fn prepare(
 
 /// How many folders above the including file a header is looked for, when neither the
 /// including file's folder nor an include directory has it: projects compile with `-I` at
-/// their source root (llama.cpp's ggml-cuda/common.cuh includes "ggml-common.h", one up).
+/// their source root (llama.cpp's ggml-cuda/common.cuh includes "ggml-common.h", one up), or
+/// at an `include/` folder there (cuDF's cpp/src/... includes <cudf/types.hpp> from
+/// cpp/include).
 const ANCESTORS: usize = 4;
 
-/// Where `#include "inc"` in a file of `dir` may be, in the order searched: the file's own
-/// folder, the include directories (`-I`, then the file's cudalint.toml `include-dirs`), then
-/// the folders above the file's.
-fn include_candidates(dir: &Path, inc: &str, dirs: &[PathBuf], config: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = vec![dir.join(inc)];
+/// Where `#include "inc"` (or `<inc>`, when `angled`) in a file of `dir` may be, in the order
+/// searched: the file's own folder (quoted only), the include directories (`-I`, then the
+/// file's cudalint.toml `include-dirs`), then the folders above the file's and their
+/// `include/` folders. An angled include found nowhere there is a system header.
+fn include_candidates(
+    dir: &Path,
+    inc: &str,
+    angled: bool,
+    dirs: &[PathBuf],
+    config: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if !angled {
+        out.push(dir.join(inc));
+    }
     out.extend(dirs.iter().chain(config).map(|d| d.join(inc)));
-    out.extend(dir.ancestors().skip(1).take(ANCESTORS).map(|a| a.join(inc)));
+    let above = dir.ancestors().skip(usize::from(!angled)).take(ANCESTORS);
+    for a in above {
+        out.push(a.join(inc));
+        out.push(a.join("include").join(inc));
+    }
     out
 }
+
+/// An include looked up: the including folder, the name, angled or quoted, the config.
+type LookupKey = (PathBuf, String, bool, usize);
 
 /// Headers that checked files include with `#include "..."` are read too: their macros,
 /// constants and helpers are what the kernels see, and their device code is part of the
@@ -76,8 +96,7 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
         .filter_map(|i| file_id(Path::new(&i.path)))
         .collect();
     // the files of a folder include the same headers: each is looked for once
-    let mut looked: std::collections::HashMap<(PathBuf, String, usize), Option<(PathBuf, FileId)>> =
-        Default::default();
+    let mut looked: HashMap<LookupKey, Option<(PathBuf, FileId)>> = HashMap::new();
     let mut i = 0;
     let mut added = 0;
     while i < inputs.len() && added < MAX_CONTEXT_FILES {
@@ -85,7 +104,7 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
             .parent()
             .map(Path::to_path_buf)
             .unwrap_or_default();
-        let includes: Vec<String> = inputs[i]
+        let includes: Vec<(String, bool)> = inputs[i]
             .text
             .lines()
             .filter_map(|l| {
@@ -93,10 +112,9 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
                     .trim_start()
                     .strip_prefix('#')?
                     .trim_start()
-                    .strip_prefix("include")?
-                    .trim_start();
-                let rest = rest.strip_prefix('"')?;
-                Some(rest[..rest.find('"')?].to_string())
+                    .strip_prefix("include")?;
+                let angled = rest.trim_start().starts_with('<');
+                Some((cudalint_syntax::included_name(rest)?.to_string(), angled))
             })
             .collect();
         let config = inputs[i].config.clone();
@@ -104,12 +122,12 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
         let config_key = config
             .as_ref()
             .map_or(0, |c| std::sync::Arc::as_ptr(c) as usize);
-        for inc in includes {
+        for (inc, angled) in includes {
             // the first that exists is the one the compiler reads
             let found = looked
-                .entry((dir.clone(), inc.clone(), config_key))
+                .entry((dir.clone(), inc.clone(), angled, config_key))
                 .or_insert_with(|| {
-                    include_candidates(&dir, &inc, include_dirs, config_dirs)
+                    include_candidates(&dir, &inc, angled, include_dirs, config_dirs)
                         .into_iter()
                         .find_map(|c| Some((c.clone(), file_id(&c)?)))
                 })

@@ -14,7 +14,7 @@ use std::cell::RefCell;
 
 pub use lines::LineIndex;
 pub use model::*;
-pub use preprocess::{Defines, HeaderMacro, Specifier};
+pub use preprocess::{included_name, Defines, HeaderMacro, Specifier};
 
 /// The tree-sitter-cuda language.
 pub fn language() -> tree_sitter::Language {

@@ -26,7 +26,7 @@ impl KernelRun<'_> {
         args: &[Expr],
         span: Span,
     ) -> Val {
-        let name = callee.rsplit("::").next().unwrap_or(callee);
+        let name = unqualified(callee);
         // CUDA's own, unless the program defines a function of that name (an `atomicAdd` for
         // doubles on old architectures): that one is what the call runs
         if let Some(kind) = memory_intrinsic(name) {
@@ -200,8 +200,8 @@ impl KernelRun<'_> {
     }
 
     /// A `__device__` function defined in the project, inlined: `tile_B::get_i(l)` is a static
-    /// member function of the struct the qualifier names (through its typedef), and an
-    /// unqualified call never names a member function. Gives the arguments back when no
+    /// member function of the struct the qualifier names (through its typedef); an unqualified
+    /// call names one only inside a member function of the same struct. Gives the arguments back when no
     /// function of that name and arity is visible.
     fn device_call(
         &mut self,
@@ -211,9 +211,19 @@ impl KernelRun<'_> {
         argv: Vec<Val>,
         span: Span,
     ) -> Result<Val, Vec<Val>> {
+        // an unqualified call inside a member function finds its struct's members first
         let owner = callee
             .rsplit_once("::")
-            .map(|(q, _)| self.through_typedefs(q.trim()));
+            .map(|(q, _)| self.through_typedefs(q.trim()))
+            .or_else(|| self.frames.last().and_then(|f| f.owner.clone()))
+            // `cudf::detail::grid_1d`: namespaces are not modelled, the struct's own name is
+            .map(|o| {
+                if self.struct_instance(&o).is_none() && o.contains("::") {
+                    self.through_typedefs(unqualified(&o))
+                } else {
+                    o
+                }
+            });
         let owner_base = owner
             .as_deref()
             .and_then(|o| self.struct_instance(o))
@@ -231,7 +241,7 @@ impl KernelRun<'_> {
                 .filter(|(_, f)| f.owner.is_none())
                 .collect()
         };
-        let Some((fi, f)) = pick_overload(&candidates, &argv) else {
+        let Some((fi, f)) = pick_overload(&candidates, &argv, targs.is_empty()) else {
             return Err(argv);
         };
         if self.frames.len() > MAX_CALL_DEPTH {
@@ -382,14 +392,42 @@ fn value_builtin(name: &str, argv: &[Val]) -> Option<Val> {
         .then(|| Val::Int(sym::data(format!("value fetched by `{name}`"))))
 }
 
+/// `f` of `ns::f`, `tiled_partition<ns::warp_size>` of `cg::tiled_partition<ns::warp_size>`:
+/// the last name, `::` inside template arguments not counted.
+pub(super) fn unqualified(callee: &str) -> &str {
+    let b = callee.as_bytes();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for i in 0..b.len() {
+        match b[i] {
+            b'<' | b'(' => depth += 1,
+            b'>' | b')' => depth -= 1,
+            b':' if depth == 0 && b.get(i + 1) == Some(&b':') => start = i + 2,
+            _ => {}
+        }
+    }
+    &callee[start.min(callee.len())..]
+}
+
 /// The overload whose pointer parameters best match the arguments' element types (template
-/// type parameters match anything); the nearest definition on a tie.
+/// type parameters match anything), not a template whose arguments a call without any could
+/// not deduce; the nearest definition on a tie.
 fn pick_overload<'a>(
     candidates: &[(usize, &'a Function)],
     args: &[Val],
+    no_template_args: bool,
 ) -> Option<(usize, &'a Function)> {
     let score = |f: &Function| -> i32 {
         let mut s = 0;
+        // `global_thread_id()` is not `template <int N> global_thread_id()`: N could not be
+        // deduced
+        let undeducible = f
+            .template_params
+            .iter()
+            .any(|t| !f.params.iter().any(|p| p.ty.name.contains(t.name.as_str())));
+        if no_template_args && undeducible {
+            s -= 5;
+        }
         for (p, a) in f.params.iter().zip(args) {
             let generic = f.template_params.iter().any(|t| t.name == p.ty.name);
             match (p.ty.pointer_depth > 0, a) {

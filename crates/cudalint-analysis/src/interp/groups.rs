@@ -16,7 +16,18 @@ impl KernelRun<'_> {
         span: Span,
     ) -> Option<Val> {
         let (base, angle) = match name.split_once('<') {
-            Some((b, rest)) => (b, rest.trim_end_matches('>').trim().parse::<i64>().ok()),
+            Some((b, rest)) => {
+                let text = rest.trim_end_matches('>').trim();
+                // `tiled_partition<cudf::detail::warp_size>`: a named constant
+                let n = text
+                    .parse::<i64>()
+                    .ok()
+                    .or_else(|| match self.lookup(text, span) {
+                        Val::Int(s) => s.as_const(),
+                        _ => None,
+                    });
+                (b, n)
+            }
             None => (name, None),
         };
         match base {
@@ -35,8 +46,14 @@ impl KernelRun<'_> {
             _ => {}
         }
         let (object, method) = name.rsplit_once('.')?;
-        let Val::Group(g) = self.lookup(object, span) else {
-            return None;
+        // `cg::this_grid().thread_rank()`: the group made where it is asked
+        let g = match object.rsplit("::").next().unwrap_or(object) {
+            "this_grid()" => -1,
+            "this_thread_block()" => 0,
+            _ => match self.lookup(object, span) {
+                Val::Group(g) => g,
+                _ => return None,
+            },
         };
         let d = |v| sym::var(v);
         let linear = linear3(
@@ -67,7 +84,13 @@ impl KernelRun<'_> {
                 int(sym::mul(blocks, threads))
             }
             ("size" | "num_threads", n) if n > 0 => int(sym::konst(n)),
-            ("group_index", _) => Some(self.lookup("blockIdx", span)),
+            ("block_rank", -1) => int(block_linear),
+            ("num_blocks", -1) => int(sym::mul(
+                d(Var::GridDim(0)),
+                sym::mul(d(Var::GridDim(1)), d(Var::GridDim(2))),
+            )),
+            ("block_index" | "group_index", _) => Some(self.lookup("blockIdx", span)),
+            ("dim_blocks", -1) => Some(self.lookup("gridDim", span)),
             ("thread_index", _) => Some(self.lookup("threadIdx", span)),
             ("group_dim" | "dim_threads", _) => Some(self.lookup("blockDim", span)),
             ("sync", _) => Some(Val::Unknown("void".into())),

@@ -243,6 +243,10 @@ pub struct KernelRun<'p> {
     /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
     /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
     in_registers: Vec<(Space, Rc<str>, Sym, i64, Sym)>,
+    /// Pointer parameters the launch passes `0` or `nullptr` for: the value is 0 (so `if (p)`
+    /// is decided), but an access through one that nothing guards is still the kernel's
+    /// access, priced as through the pointer it stands for.
+    null_at_launch: Vec<(Rc<str>, Ptr)>,
     /// The branch being evaluated, and how many have been entered.
     branch: u32,
     branches: u32,
@@ -286,6 +290,7 @@ impl<'p> KernelRun<'p> {
             static_depth: 0,
             steps: 0,
             in_registers: Vec::new(),
+            null_at_launch: Vec::new(),
             branch: 0,
             branches: 0,
             narrow: None,
@@ -320,18 +325,22 @@ impl<'p> KernelRun<'p> {
             owner: None,
         });
         self.scopes.push(Vec::new());
+        self.null_at_launch.clear();
         for (i, p) in f.params.iter().enumerate() {
             let ty = self.resolve_type(&p.ty);
             let null_at_launch =
                 ty.pointer_depth > 0 && bind.params.get(i).copied().flatten() == Some(0);
-            let v = if null_at_launch {
-                Val::Int(sym::konst(0))
-            } else if ty.pointer_depth > 0 {
+            let v = if ty.pointer_depth > 0 {
                 let mut elem = ty.clone();
                 elem.pointer_depth -= 1;
                 let mut ptr = Ptr::global(p.name.as_str(), elem, Some((file, p.span)));
                 ptr.dims = self.param_dims(p);
-                Val::Ptr(ptr)
+                if null_at_launch {
+                    self.null_at_launch.push((p.name.as_str().into(), ptr));
+                    Val::Int(sym::konst(0))
+                } else {
+                    Val::Ptr(ptr)
+                }
             } else if types::is_struct(&ty.name, self.types()) && !is_vector_type(&ty.name) {
                 Val::Aggregate {
                     name: p.name.as_str().into(),

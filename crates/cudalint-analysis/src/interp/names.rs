@@ -56,6 +56,13 @@ impl KernelRun<'_> {
             if let Some(v) = self.static_member(ty, member) {
                 return v;
             }
+            // `cudf::detail::warp_size`: a namespace's constant (namespaces are not modelled:
+            // the file-scope declaration of that name)
+            if let Some((fi, d)) = self.project.global(member, file) {
+                if let Some(v) = self.file_scope(member, fi, d) {
+                    return v;
+                }
+            }
         }
         // in a member function: a static member of its struct (`I` in `tile<I_, J_, T>`)
         if let Some(owner) = self.frames.last().and_then(|f| f.owner.clone()) {

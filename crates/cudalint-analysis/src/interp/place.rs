@@ -19,7 +19,7 @@ impl KernelRun<'_> {
     pub(super) fn place(&mut self, e: &Expr) -> Option<Place> {
         match &e.kind {
             ExprKind::Index { base, index } => {
-                let b = self.rvalue(base);
+                let b = self.pointer_value(base);
                 let i = self.rvalue(index).sym();
                 let p = match b {
                     Val::Ptr(p) => p,
@@ -38,14 +38,14 @@ impl KernelRun<'_> {
                 op: UnOp::Deref,
                 arg,
             } => {
-                let Val::Ptr(p) = self.rvalue(arg) else {
+                let Val::Ptr(p) = self.pointer_value(arg) else {
                     return None;
                 };
                 Some(self.index_ptr(p, sym::konst(0)))
             }
             ExprKind::Field { base, field, arrow } => {
                 let mut place = if *arrow {
-                    let Val::Ptr(p) = self.rvalue(base) else {
+                    let Val::Ptr(p) = self.pointer_value(base) else {
                         return None;
                     };
                     self.index_ptr(p, sym::konst(0))
@@ -87,6 +87,21 @@ impl KernelRun<'_> {
             }
             _ => None,
         }
+    }
+
+    /// What `e` points to when it is dereferenced: its value, or for a parameter the launch
+    /// passed a null pointer for, the pointer it stands for (an unguarded access through it
+    /// is priced; guards on it were decided when it was 0).
+    fn pointer_value(&mut self, e: &Expr) -> Val {
+        let v = self.rvalue(e);
+        if let (Val::Int(s), ExprKind::Ident(name)) = (&v, &e.kind) {
+            if s.as_const() == Some(0) {
+                if let Some((_, p)) = self.null_at_launch.iter().find(|(n, _)| **n == **name) {
+                    return Val::Ptr(p.clone());
+                }
+            }
+        }
+        v
     }
 
     pub(super) fn index_ptr(&mut self, mut p: Ptr, i: Sym) -> Place {

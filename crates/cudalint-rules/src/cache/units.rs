@@ -40,14 +40,7 @@ pub fn scan(text: &str) -> Scan<'_> {
 
 /// What an `#include` directive (after its `#`) names, quoted or angled.
 fn include_target(d: &str) -> Option<&str> {
-    let rest = d.strip_prefix("include")?.trim();
-    let close = match rest.as_bytes().first() {
-        Some(b'"') => '"',
-        Some(b'<') => '>',
-        _ => return None,
-    };
-    let rest = &rest[1..];
-    Some(&rest[..rest.find(close)?])
+    cudalint_syntax::included_name(d.strip_prefix("include")?)
 }
 
 /// Union-find over indices.

@@ -179,8 +179,10 @@ impl<'s> Lowerer<'s> {
                 "preproc_include" => {
                     if let Some(path) = child.child_by_field_id(fid().path.get()) {
                         let t = self.text(path);
-                        if path.kind() == "string_literal" {
-                            self.model.includes.push(t.trim_matches('"').to_string());
+                        // an angled one counts when it names a file of the run
+                        if matches!(path.kind(), "string_literal" | "system_lib_string") {
+                            let name = t.trim_matches(['"', '<', '>']);
+                            self.model.includes.push(name.to_string());
                         }
                     }
                 }

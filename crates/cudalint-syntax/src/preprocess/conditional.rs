@@ -367,11 +367,7 @@ fn define(rest: &str, local: &mut HashMap<String, MacroState>) {
 
 /// What an `#include "..."` of a header we read brings: its macros hold below the line.
 fn include(rest: &str, defines: &Defines, local: &mut HashMap<String, MacroState>) {
-    let Some(spelled) = rest
-        .trim()
-        .strip_prefix('"')
-        .and_then(|r| r.split('"').next())
-    else {
+    let Some(spelled) = super::included_name(rest) else {
         return;
     };
     for (name, m) in defines.included(spelled).unwrap_or_default() {

@@ -156,6 +156,7 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         string_macros(b, mask, &mut edits);
     }
     type_arguments(b, mask, &mut edits);
+    super::modern_cpp::rewrite(src, b, mask, &mut edits);
     if edits.is_empty() {
         return Cow::Borrowed(src);
     }

@@ -6,12 +6,28 @@
 mod condition;
 mod conditional;
 mod grammar_gaps;
+mod modern_cpp;
 mod syntax_macros;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use conditional::select_branches;
+
+/// The file an `#include` names, from the text after `include`: `"a/b.h"` or `<a/b.h>`. An
+/// angled include is a system header or one of the project's own found through `-I`
+/// (`<cudf/types.hpp>`, `<faiss/gpu/utils/Tensor.cuh>`): which, is decided by where it is
+/// found.
+pub fn included_name(rest: &str) -> Option<&str> {
+    let rest = rest.trim();
+    let close = match rest.as_bytes().first() {
+        Some(b'"') => '"',
+        Some(b'<') => '>',
+        _ => return None,
+    };
+    let rest = &rest[1..];
+    Some(&rest[..rest.find(close)?])
+}
 
 /// Macros defined before any file is read: `-D` flags and cudalint.toml `defines`, over what
 /// nvcc predefines for a device compilation.

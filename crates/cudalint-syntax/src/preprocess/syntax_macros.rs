@@ -317,6 +317,103 @@ fn lone_macro(line: &[u8], mask: &[bool]) -> Option<std::ops::Range<usize>> {
     (depth == 0).then_some(first..last + 1)
 }
 
+/// Whether the `)` ending the code before `line_start` closes a call or launch, not the head
+/// of an `if`, loop or `switch` (whose body a lone macro would be).
+fn ends_a_call(b: &[u8], mask: &[bool], line_start: usize) -> bool {
+    let Some(close) = (0..line_start)
+        .rev()
+        .find(|&i| mask[i] && !b[i].is_ascii_whitespace())
+    else {
+        return false;
+    };
+    let mut depth = 0usize;
+    for i in (0..=close).rev() {
+        if !mask[i] {
+            continue;
+        }
+        match b[i] {
+            b')' => depth += 1,
+            b'(' => {
+                depth -= 1;
+                if depth == 0 {
+                    let mut e = i;
+                    while e > 0 && b[e - 1].is_ascii_whitespace() {
+                        e -= 1;
+                    }
+                    let mut s = e;
+                    while s > 0 && is_word(b[s - 1]) {
+                        s -= 1;
+                    }
+                    let head = &b[s..e];
+                    return !matches!(
+                        head,
+                        b"if" | b"for" | b"while" | b"switch" | b"catch" | b"return"
+                    ) && (e > s || b[..e].ends_with(b">"));
+                }
+            }
+            b';' | b'{' | b'}' => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// A call starting the line `start..end` (`NAME(` after indentation) whose `)` closes a later
+/// line and is the last code there: where that `)` is.
+fn spanning_call(b: &[u8], mask: &[bool], start: usize, end: usize) -> Option<usize> {
+    let first = (start..end).find(|&i| !b[i].is_ascii_whitespace())?;
+    if !mask[first] || !(b[first].is_ascii_alphabetic() || b[first] == b'_') {
+        return None;
+    }
+    let mut i = first;
+    while i < end && (is_word(b[i]) || b[i..].starts_with(b"::")) {
+        i += if b[i] == b':' { 2 } else { 1 };
+    }
+    if KEYWORDS.contains(&std::str::from_utf8(&b[first..i]).ok()?) {
+        return None;
+    }
+    while i < end && b[i] == b' ' {
+        i += 1;
+    }
+    if b.get(i) != Some(&b'(') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut j = i;
+    while j < b.len() && j - i < 4096 {
+        if mask[j] {
+            match b[j] {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b';' | b'{' | b'}' => return None,
+                q @ (b'"' | b'\'') => {
+                    j += 1;
+                    while j < b.len() && b[j] != q && b[j] != b'\n' {
+                        j += if b[j] == b'\\' { 2 } else { 1 };
+                    }
+                }
+                _ => {}
+            }
+        }
+        j += 1;
+    }
+    if depth != 0 || j <= end || j >= b.len() {
+        return None;
+    }
+    let line_end = b[j..]
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(b.len(), |p| j + p);
+    (j + 1..line_end)
+        .all(|k| !mask[k] || b[k].is_ascii_whitespace())
+        .then_some(j)
+}
+
 fn blank_statement_macros(src: &str) -> Cow<'_, str> {
     let b = src.as_bytes();
     let mask = code_mask(b);
@@ -344,6 +441,40 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
                     blank_range(bytes, start + r.start..start + r.end);
                     start = end + 1;
                     continue;
+                }
+                // `k<<<g, b>>>(p)` then `CHECK_CUDA(, debug)`: the macro supplies the
+                // statement's semicolon, which takes its place
+                if prev_sig == Some(b')') && before_statement && ends_a_call(b, &mask, start) {
+                    let bytes = out.get_or_insert_with(|| b.to_vec());
+                    blank_range(bytes, start + r.start..start + r.end);
+                    bytes[start + r.start] = b';';
+                    prev_sig = Some(b';');
+                    start = end + 1;
+                    continue;
+                }
+            } else if let Some(close) = spanning_call(b, &mask, start, end) {
+                // `CHECK_CUDA(render(...,\n ...), debug)` over several lines, no semicolon: the
+                // call is kept and a semicolon put in the indentation of the next line
+                let after_statement = matches!(prev_sig, None | Some(b';' | b'{' | b'}' | b':'));
+                let next = (close + 1..b.len()).find(|&i| significant(i));
+                let before_statement = next.is_none_or(|i| {
+                    let c = b[i];
+                    c.is_ascii_alphabetic() || c == b'_' || c == b'}' || c == b'#'
+                });
+                let indent = next.and_then(|i| {
+                    let line_start = b[..i].iter().rposition(|&c| c == b'\n')? + 1;
+                    (line_start < i && line_start > close).then_some(line_start)
+                });
+                if after_statement && before_statement {
+                    if let Some(at) = indent {
+                        out.get_or_insert_with(|| b.to_vec())[at] = b';';
+                        prev_sig = Some(b';');
+                        start = b[close..]
+                            .iter()
+                            .position(|&c| c == b'\n')
+                            .map_or(b.len(), |p| close + p + 1);
+                        continue;
+                    }
                 }
             }
             if let Some(i) = (start..end).rev().find(|&i| significant(i)) {
@@ -391,6 +522,32 @@ mod tests {
                 "// check",
                 "k<<<1, 1>>>(p);",
                 "x = 1;",
+                "}"
+            ]
+        );
+    }
+
+    #[test]
+    fn macros_that_supply_a_semicolon() {
+        let src = "void f() {\n  k<<<g, b>>>(\n    p,\n    q)\n  CHECK_CUDA(, debug)\n\n  CHECK_CUDA(sort(\n    a, b), debug)\n\n  x = 1;\n  if (c)\n    FOO(x)\n  else y();\n}\n";
+        let out = super::blank_statement_macros(src);
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        assert_eq!(
+            lines,
+            [
+                "void f() {",
+                "k<<<g, b>>>(",
+                "p,",
+                "q)",
+                ";",
+                "",
+                "CHECK_CUDA(sort(",
+                "a, b), debug)",
+                "",
+                "; x = 1;",
+                "if (c)",
+                "FOO(x)",
+                "else y();",
                 "}"
             ]
         );

@@ -1,0 +1,541 @@
+//! Modern C++ and test-framework idioms that tree-sitter-cuda 0.21 has no rule for, found in
+//! library-style CUDA code (cuDF, FAISS, CUTLASS, tiny-cuda-nn), rewritten in place so the
+//! rest of the file parses:
+//! - extended lambdas, `[out] __device__ (size_t i) { ... }`: the execution-space specifiers
+//!   between the capture and the parameters are blanked (the body stays a lambda);
+//! - `typename Gemm::Arguments(...)`, `typename Fprop::D{}`: a functional cast through a
+//!   dependent type loses its `typename`, leaving the qualified call or braced initializer;
+//! - `CHECK_CUDA_CALL(cudaFree(p), return false);`: a `return` given to a macro as an argument
+//!   is blanked, so the invocation parses as the call it looks like;
+//! - `template <typename T, CUDF_ENABLE_IF(is_integral<T>())>`: a macro standing for a whole
+//!   SFINAE template parameter is blanked with the comma before it;
+//! - `TEST_CASE("name", "[tag]") {`, `SECTION("...") {`: a test framework's block macro (an
+//!   all-capitals name, a string among its arguments, a body after it) becomes `void _()` at
+//!   file scope and disappears inside a function, leaving its body a block;
+//! - `std::pair<std::unique_ptr<vec<int>>, ...>>>`: three closing angles outside a launch
+//!   read as a launch's `>>>`, and a qualified template's `>>` before a comma as a shift; the
+//!   innermost argument list becomes part of its name (`vec_int_`);
+//! - `template <typename T, std::enable_if_t<C, T>* = nullptr>`: an unnamed pointer template
+//!   parameter gets a name (`*_= nullptr`);
+//! - `table_view const& t = {}`: a braced default argument becomes `0`.
+
+pub(super) type Edit = (usize, usize, Option<u8>);
+
+fn is_word(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+fn skip_ws(b: &[u8], mask: &[bool], mut i: usize) -> usize {
+    while i < b.len() && (b[i].is_ascii_whitespace() || !mask[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The last significant byte before `i` (whitespace and comments skipped).
+fn before(b: &[u8], mask: &[bool], i: usize) -> Option<usize> {
+    (0..i)
+        .rev()
+        .find(|&p| mask[p] && !b[p].is_ascii_whitespace())
+}
+
+fn word_before(b: &[u8], end: usize) -> &[u8] {
+    let mut s = end;
+    while s > 0 && is_word(b[s - 1]) {
+        s -= 1;
+    }
+    &b[s..end]
+}
+
+/// The bracket closing the one at `open` (`(`, `[`, `{` or `<` for template heads), skipping
+/// string and character literals and comments; `None` past `limit` bytes.
+fn closing(b: &[u8], mask: &[bool], open: usize, limit: usize) -> Option<usize> {
+    let (o, c) = match b[open] {
+        b'(' => (b'(', b')'),
+        b'[' => (b'[', b']'),
+        b'{' => (b'{', b'}'),
+        b'<' => (b'<', b'>'),
+        _ => return None,
+    };
+    let mut depth = 0usize;
+    let mut paren = 0usize;
+    let mut i = open;
+    while i < b.len() && i - open <= limit {
+        if !mask[i] {
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // inside a template head, `<`/`>` in parentheses are comparisons
+            b'(' if o == b'<' => paren += 1,
+            b')' if o == b'<' => paren = paren.saturating_sub(1),
+            x if x == o && paren == 0 => depth += 1,
+            x if x == c && paren == 0 => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            b';' if o != b'{' => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Every whole-word occurrence of `word` in code.
+fn words<'a>(b: &'a [u8], mask: &'a [bool], word: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    let n = word.len();
+    (0..b.len().saturating_sub(n - 1)).filter(move |&i| {
+        mask[i]
+            && b[i..].starts_with(word)
+            && (i == 0 || !is_word(b[i - 1]))
+            && b.get(i + n).is_none_or(|c| !is_word(*c))
+    })
+}
+
+pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    if src.contains("__device__") || src.contains("__host__") {
+        lambda_specifiers(b, mask, edits);
+    }
+    if src.contains("typename") {
+        typename_casts(b, mask, edits);
+    }
+    if src.contains("return") {
+        return_arguments(b, mask, edits);
+    }
+    if src.contains("template") {
+        sfinae_macros(b, mask, edits);
+    }
+    if src.contains('"') {
+        test_blocks(b, mask, edits);
+    }
+    if src.contains(">>") {
+        template_triple_angles(b, mask, edits);
+    }
+    if src.contains("= {}") || src.contains("={}") {
+        braced_defaults(b, mask, edits);
+    }
+}
+
+fn template_triple_angles(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    let mut i = 0;
+    while i + 3 <= b.len() {
+        // `>>>`, and `>>` where only a template can close (`std::unique_ptr<A<B>>,`: the
+        // grammar reads a qualified template's `>>` before a comma as a shift)
+        let closes = &b[i..i + 2] == b">>"
+            && (b[i + 2] == b'>' || {
+                let n = skip_ws(b, mask, i + 2);
+                matches!(b.get(n), Some(b',' | b')'))
+            });
+        if !(mask[i] && closes) || (i > 0 && b[i - 1] == b'>') {
+            i += 1;
+            continue;
+        }
+        // a launch's `<<<` earlier in the statement makes it a launch
+        let stmt_start = (0..i)
+            .rev()
+            .find(|&p| mask[p] && matches!(b[p], b';' | b'{' | b'}'))
+            .map_or(0, |p| p + 1);
+        let launch = b[stmt_start..i].windows(3).any(|w| w == b"<<<");
+        if !launch {
+            // the `<` the first `>` closes, and what is between
+            let mut p = i;
+            let mut ok = false;
+            while p > stmt_start {
+                p -= 1;
+                match b[p] {
+                    b'<' => {
+                        ok = true;
+                        break;
+                    }
+                    c if is_word(c) || matches!(c, b':' | b',' | b' ' | b'*' | b'&') => {}
+                    _ => break,
+                }
+            }
+            if ok && p > 0 && is_word(b[p - 1]) {
+                for (k, c) in b.iter().enumerate().take(i + 1).skip(p) {
+                    if !is_word(*c) {
+                        edits.push((k, k + 1, Some(b'_')));
+                    }
+                }
+            }
+        }
+        i += 2;
+    }
+}
+
+fn braced_defaults(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for i in 0..b.len() {
+        if !(mask[i] && b[i] == b'=')
+            || matches!(b.get(i.wrapping_sub(1)), Some(b'=' | b'!' | b'<' | b'>'))
+        {
+            continue;
+        }
+        let open = skip_ws(b, mask, i + 1);
+        if b.get(open) != Some(&b'{') {
+            continue;
+        }
+        let Some(close) = closing(b, mask, open, 256) else {
+            continue;
+        };
+        if matches!(b.get(skip_ws(b, mask, close + 1)), Some(b',' | b')')) {
+            edits.push((open, close + 1, Some(b'0')));
+        }
+    }
+}
+
+fn lambda_specifiers(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for word in [&b"__device__"[..], b"__host__"] {
+        for at in words(b, mask, word) {
+            // back over other specifiers to the capture's `]`
+            let mut p = at;
+            while let Some(q) = before(b, mask, p) {
+                let w = word_before(b, q + 1);
+                if w == b"__device__" || w == b"__host__" {
+                    p = q + 1 - w.len();
+                    continue;
+                }
+                p = q;
+                break;
+            }
+            if b.get(p) != Some(&b']') {
+                continue;
+            }
+            // `a[i] __device__` is never C++; a capture is followed by `(` or `{`
+            let mut next = skip_ws(b, mask, at + word.len());
+            while b[next..].starts_with(b"__device__") || b[next..].starts_with(b"__host__") {
+                next = skip_ws(b, mask, next + if b[next + 2] == b'd' { 10 } else { 8 });
+            }
+            if matches!(b.get(next), Some(b'(' | b'{')) {
+                edits.push((at, at + word.len(), None));
+            }
+        }
+    }
+}
+
+fn typename_casts(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in words(b, mask, b"typename") {
+        // a qualified name, template arguments allowed
+        let mut i = skip_ws(b, mask, at + 8);
+        let mut qualified = false;
+        loop {
+            let s = i;
+            while i < b.len() && is_word(b[i]) {
+                i += 1;
+            }
+            if s == i {
+                break;
+            }
+            i = skip_ws(b, mask, i);
+            if b.get(i) == Some(&b'<') {
+                match closing(b, mask, i, 512) {
+                    Some(c) => i = skip_ws(b, mask, c + 1),
+                    None => break,
+                }
+            }
+            if b[i..].starts_with(b"::") {
+                qualified = true;
+                i = skip_ws(b, mask, i + 2);
+                if b[i..].starts_with(b"template") && b.get(i + 8).is_some_and(|c| !is_word(*c)) {
+                    i = skip_ws(b, mask, i + 8);
+                }
+                continue;
+            }
+            break;
+        }
+        if !qualified || !matches!(b.get(i), Some(b'(' | b'{')) {
+            continue;
+        }
+        // `(*fp)` after a type is a declarator, not a cast
+        if b[i] == b'(' && matches!(b.get(skip_ws(b, mask, i + 1)), Some(b'*' | b'&')) {
+            continue;
+        }
+        edits.push((at, at + 8, None));
+    }
+}
+
+fn return_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in words(b, mask, b"return") {
+        let Some(p) = before(b, mask, at) else {
+            continue;
+        };
+        if b[p] != b',' {
+            continue;
+        }
+        // inside a call's parentheses: the next `)` at depth zero comes before any `;`
+        let mut depth = 0i32;
+        let mut inside = false;
+        for &c in b[at..].iter().take(512) {
+            match c {
+                b'(' => depth += 1,
+                b')' if depth == 0 => {
+                    inside = true;
+                    break;
+                }
+                b')' => depth -= 1,
+                b';' | b'{' | b'}' => break,
+                _ => {}
+            }
+        }
+        if inside {
+            edits.push((at, at + 6, None));
+        }
+    }
+}
+
+fn capitals(name: &[u8]) -> bool {
+    name.len() > 1
+        && name.iter().any(u8::is_ascii_uppercase)
+        && name
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+fn sfinae_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in words(b, mask, b"template") {
+        let open = skip_ws(b, mask, at + 8);
+        if b.get(open) != Some(&b'<') {
+            continue;
+        }
+        let Some(close) = closing(b, mask, open, 2048) else {
+            continue;
+        };
+        // top-level commas of the head
+        let mut parts = Vec::new();
+        let (mut depth, mut s) = (0i32, open + 1);
+        for (i, c) in b.iter().enumerate().take(close).skip(open + 1) {
+            match c {
+                b'(' | b'[' | b'{' | b'<' => depth += 1,
+                b')' | b']' | b'}' | b'>' => depth -= 1,
+                b',' if depth == 0 => {
+                    parts.push((s, i));
+                    s = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push((s, close));
+        for (k, &(s, e)) in parts.iter().enumerate().skip(1) {
+            let name_at = skip_ws(b, mask, s);
+            let mut n = name_at;
+            while n < e && is_word(b[n]) {
+                n += 1;
+            }
+            let paren = skip_ws(b, mask, n);
+            if !capitals(&b[name_at..n]) || b.get(paren) != Some(&b'(') {
+                continue;
+            }
+            let whole = closing(b, mask, paren, 2048)
+                .is_some_and(|c| b[c + 1..e].iter().all(u8::is_ascii_whitespace));
+            if whole {
+                // the comma before it too
+                edits.push((parts[k - 1].1, e, None));
+            }
+        }
+        // `std::enable_if_t<C, T>* = nullptr`: the grammar wants the parameter named
+        for &(s, e) in &parts {
+            if let Some(star) = (s..e).rev().find(|&j| b[j] == b'*') {
+                let eq = skip_ws(b, mask, star + 1);
+                if eq > star + 1 && eq < e && b[eq] == b'=' && b[star + 1] == b' ' {
+                    edits.push((star + 1, star + 2, Some(b'_')));
+                }
+            }
+        }
+    }
+}
+
+/// Scope of each `{`: true where it opens a function, class or block, false for a namespace
+/// or `extern "C"` body.
+fn code_depth_at(b: &[u8], mask: &[bool]) -> Vec<(usize, usize)> {
+    // (position of each `{` or `}`, code depth just after it)
+    let mut out = Vec::new();
+    let mut stack: Vec<bool> = Vec::new();
+    let mut code = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        if !mask[i] {
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' => {
+                let head_start = (0..i)
+                    .rev()
+                    .find(|&p| mask[p] && matches!(b[p], b';' | b'{' | b'}'))
+                    .map_or(0, |p| p + 1);
+                let head = &b[head_start..i];
+                let namespace = head.windows(9).any(|w| w == b"namespace")
+                    || head.windows(6).any(|w| w == b"extern");
+                stack.push(!namespace);
+                if !namespace {
+                    code += 1;
+                }
+                out.push((i, code));
+            }
+            b'}' => {
+                if stack.pop() == Some(true) {
+                    code = code.saturating_sub(1);
+                }
+                out.push((i, code));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+fn test_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    let mut depths: Option<Vec<(usize, usize)>> = None;
+    let mut i = 0;
+    while i < b.len() {
+        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+        let open = skip_ws(b, mask, i);
+        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
+            continue;
+        }
+        let Some(close) = closing(b, mask, open, 1024) else {
+            continue;
+        };
+        let body = skip_ws(b, mask, close + 1);
+        let has_string = b[open..close].contains(&b'"');
+        let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
+        if b.get(body) != Some(&b'{') || !has_string || !at_statement {
+            continue;
+        }
+        let depths = depths.get_or_insert_with(|| code_depth_at(b, mask));
+        let k = depths.partition_point(|&(p, _)| p < s);
+        let in_code = k > 0 && depths[k - 1].1 > 0;
+        if in_code {
+            edits.push((s, close + 1, None));
+        } else if close + 1 - s >= 8 {
+            // `void _()` and spaces, as long as the invocation was
+            edits.push((s, close + 1, None));
+            for (k, c) in b"void _()".iter().enumerate() {
+                edits.push((s + k, s + k + 1, Some(*c)));
+            }
+        }
+        i = close + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn rewrite(src: &str) -> String {
+        let mask = vec![true; src.len()];
+        let mut edits = Vec::new();
+        super::rewrite(src, src.as_bytes(), &mask, &mut edits);
+        let mut out = src.as_bytes().to_vec();
+        for (s, e, first) in edits {
+            crate::preprocess::blank_range(&mut out, s..e);
+            if let Some(c) = first {
+                out[s] = c;
+            }
+        }
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(out.len(), src.len());
+        out
+    }
+
+    #[test]
+    fn extended_lambdas_lose_their_specifiers() {
+        assert_eq!(
+            rewrite("f(n, [out=p] __device__ (size_t i) { out[i] = 0; }, [] __host__ __device__(int a) {});"),
+            "f(n, [out=p]            (size_t i) { out[i] = 0; }, []                    (int a) {});"
+        );
+        let kept = "a[i] = 1; __device__ int x; int b[4] __device__;";
+        assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn functional_casts_through_dependent_types() {
+        assert_eq!(
+            rewrite("return typename G::Arguments(a, b); auto D = typename F::D{}; x = typename L::template C<2>(1);"),
+            "return          G::Arguments(a, b); auto D =          F::D{}; x =          L::template C<2>(1);"
+        );
+        let kept = "template <typename T, typename U = typename T::V> void f(typename T::W w, typename T::X (*fp)(int));";
+        assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn returns_given_to_macros() {
+        assert_eq!(
+            rewrite("CHECK(cudaFree(p), return false); if (x) return f(a, b);"),
+            "CHECK(cudaFree(p),        false); if (x) return f(a, b);"
+        );
+    }
+
+    #[test]
+    fn sfinae_macros_in_template_heads() {
+        assert_eq!(
+            rewrite("template <typename T, CUDF_ENABLE_IF(std::is_integral_v<T> && (N > 2))>\nvoid f();"),
+            "template <typename T                                                  >\nvoid f();"
+        );
+        let kept = "template <typename T, int N = MAX(2, 3)> void g();";
+        assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn triple_angles_closing_templates() {
+        assert_eq!(
+            rewrite("std::pair<std::unique_ptr<ns::vec<size_type>>, std::unique_ptr<ns::vec<size_type>>>\nf(int a); k<<<g, b>>>(p);"),
+            "std::pair<std::unique_ptr<ns::vec_size_type_>, std::unique_ptr<ns::vec_size_type_>>\nf(int a); k<<<g, b>>>(p);"
+        );
+    }
+
+    #[test]
+    fn shifts_are_left_alone() {
+        let kept = "x = a >> 2, y = (b >> c); f(a >> 1, v<w<T>> (0)); z = t >> (s);";
+        assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn unnamed_pointer_parameters_and_braced_defaults() {
+        assert_eq!(
+            rewrite("template <typename T, std::enable_if_t<C<T>, T>* = nullptr> void f(X const& x = {}, int y = {1}) { a = {}; if (a == {}) {} }"),
+            "template <typename T, std::enable_if_t<C<T>, T>*_= nullptr> void f(X const& x = 0 , int y = 0  ) { a = {}; if (a == {}) {} }"
+        );
+    }
+
+    #[test]
+    fn test_framework_blocks() {
+        let src = "namespace t {\nTEST_CASE(\"grid\", \"[enc]\") {\n  SECTION(fmt::format(\"{}\", n)) {\n    f();\n  }\n}\n}";
+        let out = rewrite(src);
+        let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+        assert_eq!(
+            lines,
+            [
+                "namespace t {",
+                "void _()                   {",
+                "                                {",
+                "    f();",
+                "  }",
+                "}",
+                "}"
+            ]
+        );
+        let kept = "void f() { if (ok) { printf(\"x\"); } CHECK(\"y\"); }";
+        assert_eq!(rewrite(kept), kept);
+    }
+}
