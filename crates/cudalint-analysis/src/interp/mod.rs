@@ -341,6 +341,8 @@ impl<'p> KernelRun<'p> {
                 } else {
                     Val::Ptr(ptr)
                 }
+            } else if let Some(ptr) = self.tensor_accessor(p.name.as_str(), &ty, file, p.span) {
+                Val::Ptr(ptr)
             } else if types::is_struct(&ty.name, self.types()) && !is_vector_type(&ty.name) {
                 Val::Aggregate {
                     name: p.name.as_str().into(),
@@ -396,6 +398,46 @@ impl<'p> KernelRun<'p> {
 
     fn loc(&self, span: Span) -> Loc {
         self.site_override.unwrap_or((self.file(), span))
+    }
+
+    /// A tensor accessor passed by value or reference (FAISS's `Tensor<float, 2, true>`,
+    /// PyTorch's `PackedTensorAccessor32<scalar_t, 4>`, `TensorAccessor<T, N>`): a class
+    /// template over an element type and a rank, whose `t[i][j]` reads element (i, j) of a
+    /// row-major array with its last dimension contiguous. It is that array: a pointer to the
+    /// element type, each dimension after the first a run-time size of its own.
+    fn tensor_accessor(
+        &mut self,
+        name: &str,
+        ty: &TypeRef,
+        file: usize,
+        span: Span,
+    ) -> Option<Ptr> {
+        if ty.pointer_depth > 0 {
+            return None;
+        }
+        let full = self.through_typedefs(&ty.name);
+        let (base, args) = names::split_template(&full);
+        let family = call::unqualified(base);
+        if !(family.contains("Tensor") || family.contains("Accessor")) || args.len() < 2 {
+            return None;
+        }
+        let rank = match self.template_arg_text(&args[1]) {
+            TArg::Val(Val::Int(s)) => s.as_const()?,
+            _ => return None,
+        };
+        if !(1..=8).contains(&rank) {
+            return None;
+        }
+        let elem = self.resolve_type(&TypeRef::named(&args[0]));
+        if types::builtin(&elem.name).is_none() && self.layout_of(&elem).is_none() {
+            return None;
+        }
+        let mut ptr = Ptr::global(name, elem, Some((file, span)));
+        let dims: Vec<Sym> = (1..rank)
+            .map(|k| self.runtime_var(&format!("{name}.size({k})"), None))
+            .collect();
+        ptr.dims = Rc::from(dims);
+        Some(ptr)
     }
 
     fn runtime_var(&mut self, name: &str, launch_value: Option<i64>) -> Sym {
