@@ -130,10 +130,7 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
         } else {
             layout_named(&field.ty.name, files, depth + 1)?
         };
-        let count = match &field.array_len {
-            Some(e) => array_len(e, files, 0)?,
-            None => 1,
-        };
+        let count = element_count(field, files)?;
         offset = if def.is_union {
             offset.max(fl.size * count)
         } else {
@@ -184,9 +181,22 @@ pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a TypeRef
                     .rev()
                     .find(|d| d.name == name)
                     .and_then(|d| d.as_type.as_ref())
-                    .filter(|t| t.name != name)
+                    .filter(|t| t.name != name && names_a_type(t, files))
             })
     })
+}
+
+/// Whether a macro's replacement names a type: a scalar or pointer spelling, or a typedef or
+/// struct of the program (`#define su3_vector dsu3_vector`; `#define N other_n` is not one).
+fn names_a_type(t: &TypeRef, files: &[&FileModel]) -> bool {
+    t.pointer_depth > 0
+        || builtin(&t.name).is_some()
+        || t.name.contains(' ')
+        || t.name.ends_with("_t")
+        || files.iter().any(|f| {
+            f.typedefs.iter().any(|d| d.name == t.name)
+                || f.structs.iter().any(|s| s.name == t.name)
+        })
 }
 
 /// The type `name` names once every typedef of a non-pointer type is followed (a cycle of
@@ -268,13 +278,48 @@ fn field_in(
             }
             _ => {}
         }
-        let count = match &fd.array_len {
-            Some(e) => array_len(e, files, 0)?,
-            None => 1,
-        };
+        let count = element_count(fd, files)?;
         offset = at + fl.size * count;
     }
     None
+}
+
+/// How many elements a member holds: 1, or the product of its array dimensions.
+fn element_count(fd: &cudalint_syntax::FieldDef, files: &[&FileModel]) -> Option<i64> {
+    let Some(first) = &fd.array_len else {
+        return Some(1);
+    };
+    let mut n = array_len(first, files, 0)?;
+    for d in &fd.inner_dims {
+        n *= array_len(d, files, 0)?;
+    }
+    Some(n)
+}
+
+/// The dimensions of an array member of a struct (through typedefs), empty for anything else:
+/// `s.e[i][j]` indexes them.
+pub fn field_dims(struct_name: &str, field: &str, files: &[&FileModel]) -> Vec<i64> {
+    let bare = struct_name
+        .trim_start_matches("struct ")
+        .trim_start_matches("const ");
+    let full = through_typedefs(bare, files);
+    let Some(def) = files
+        .iter()
+        .find_map(|f| f.structs.iter().find(|s| s.name == full))
+    else {
+        return Vec::new();
+    };
+    let Some(fd) = def.fields.iter().find(|f| f.name == field) else {
+        return Vec::new();
+    };
+    let Some(first) = &fd.array_len else {
+        return Vec::new();
+    };
+    std::iter::once(first)
+        .chain(&fd.inner_dims)
+        .map(|d| array_len(d, files, 0))
+        .collect::<Option<Vec<i64>>>()
+        .unwrap_or_default()
 }
 
 /// A field's array length: a constant expression over integers and object-like macros of

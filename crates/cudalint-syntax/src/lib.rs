@@ -9,6 +9,7 @@ pub mod preprocess;
 mod reuse;
 mod shift;
 pub mod source;
+pub mod substitute;
 
 use std::cell::RefCell;
 

@@ -278,6 +278,8 @@ pub struct FieldDef {
     pub name: String,
     pub ty: TypeRef,
     pub array_len: Option<Expr>,
+    /// The dimensions after the first of an array member (`dcomplex e[3][3]`: `[3]`).
+    pub inner_dims: Vec<Expr>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -308,6 +310,11 @@ pub struct Define {
     /// `#define real_t unsigned long long`, `#define fptr float*`): the macro is then a type
     /// alias wherever a type is expected.
     pub as_type: Option<TypeRef>,
+    /// A function-like macro whose replacement is a statement: a loop head (`#define
+    /// CUDA_KERNEL_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i +=
+    /// blockDim.x * gridDim.x)`, lowered with an empty body), a block (`#define CADD(a, b, c)
+    /// { (c).real = (a).real + (b).real; ... }`) or `do { ... } while (0)`.
+    pub statement: Option<Box<Stmt>>,
     pub span: Span,
 }
 

@@ -219,8 +219,10 @@ impl Shift for FieldDef {
             name: _,
             ty: _,
             array_len,
+            inner_dims,
         } = self;
         array_len.shift(by);
+        inner_dims.shift(by);
     }
 }
 
@@ -254,9 +256,11 @@ impl Shift for Define {
             params: _,
             body,
             as_type: _,
+            statement,
             span,
         } = self;
         body.shift(by);
+        statement.shift(by);
         span.shift(by);
     }
 }

@@ -42,6 +42,7 @@ impl KernelRun<'_> {
                     }
                 }
                 match self.place(e) {
+                    Some(p) if p.subarray => Val::Ptr(p.ptr),
                     Some(p) => self.load(p, e),
                     None => Val::Unknown(format!("member `{field}`").into()),
                 }

@@ -19,6 +19,19 @@ impl KernelRun<'_> {
     pub(super) fn place(&mut self, e: &Expr) -> Option<Place> {
         match &e.kind {
             ExprKind::Index { base, index } => {
+                // an element of an array member keeps the member's place in its struct
+                // (`x[i].scales[0]` reads 1 byte of each lane's 144-byte struct)
+                if matches!(base.kind, ExprKind::Field { .. }) {
+                    if let Some(member) = self.place(base).filter(|p| p.subarray) {
+                        let i = self.rvalue(index).sym();
+                        let field = member.field.clone();
+                        let mut element = self.index_ptr(member.ptr, i);
+                        if !element.subarray {
+                            element.field = field;
+                        }
+                        return Some(element);
+                    }
+                }
                 let b = self.pointer_value(base);
                 let i = self.rvalue(index).sym();
                 let p = match b {
@@ -75,6 +88,16 @@ impl KernelRun<'_> {
                     offset: off + place.field.as_ref().map(|f| f.offset).unwrap_or(0),
                 });
                 place.bytes = fl.size;
+                // `a->e[j][i]`: an array member decays to a pointer to its elements, its
+                // further dimensions the rows it indexes
+                let dims = types::field_dims(&ty.name, field, self.types());
+                if !dims.is_empty() {
+                    place.subarray = true;
+                    place.bytes = dims.iter().product::<i64>() * fl.size;
+                    place.ptr.elem = fty.clone();
+                    place.ptr.dims = dims[1..].iter().map(|d| sym::konst(*d)).collect();
+                    place.ptr.path = None;
+                }
                 place.ty = fty;
                 if let Some((idx, dims)) = place.ptr.path.take() {
                     place.ptr.path = Some((idx, dims));

@@ -11,13 +11,69 @@ use std::rc::Rc;
 impl KernelRun<'_> {
     pub(super) fn stmts(&mut self, body: &[Stmt]) {
         self.scopes.push(Vec::new());
-        for s in body {
-            self.stmt(s);
+        let mut i = 0;
+        while i < body.len() {
+            // `CUDA_KERNEL_LOOP(i, n) { ... }` (the preprocessing put a `;` after the
+            // invocation): the macro's loop around the block after it
+            if let Some(looped) = body
+                .get(i + 1)
+                .and_then(|next| self.loop_macro(&body[i], next))
+            {
+                self.stmt(&looped);
+                i += 2;
+            } else if let Some((expanded, span)) = self.statement_macro(&body[i]) {
+                // `CADD(a->c[i], b->c[i], c->c[i]);`: the block the macro stands for, its
+                // accesses filed at the invocation
+                self.macro_depth += 1;
+                if self.macro_depth <= 32 {
+                    let saved = self.site_override;
+                    let site = self.loc(span);
+                    self.site_override = Some(saved.unwrap_or(site));
+                    self.stmt(&expanded);
+                    self.site_override = saved;
+                }
+                self.macro_depth -= 1;
+                i += 1;
+            } else {
+                self.stmt(&body[i]);
+                i += 1;
+            }
             if self.frames.last().is_some_and(|f| f.ret.is_some()) && self.frames.len() > 1 {
                 break;
             }
         }
         self.scopes.pop();
+    }
+
+    fn statement_macro(&self, s: &Stmt) -> Option<(Stmt, cudalint_syntax::Span)> {
+        let Stmt::Expr(Expr {
+            kind: ExprKind::Call { callee, args, .. },
+            span,
+        }) = s
+        else {
+            return None;
+        };
+        let (_, def) = self
+            .project
+            .function_macro(callee, args.len(), self.file())?;
+        cudalint_syntax::substitute::expand_statement_macro(def, args).map(|s| (s, *span))
+    }
+
+    fn loop_macro(&self, s: &Stmt, next: &Stmt) -> Option<Stmt> {
+        let (
+            Stmt::Expr(Expr {
+                kind: ExprKind::Call { callee, args, .. },
+                ..
+            }),
+            Stmt::Block(block),
+        ) = (s, next)
+        else {
+            return None;
+        };
+        let (_, def) = self
+            .project
+            .function_macro(callee, args.len(), self.file())?;
+        cudalint_syntax::substitute::expand_loop_macro(def, args, block.clone())
     }
 
     pub(super) fn stmt(&mut self, s: &Stmt) {

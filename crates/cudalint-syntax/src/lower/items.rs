@@ -89,14 +89,27 @@ impl<'s> Lowerer<'s> {
                 None => parse_expression_snippet(text, v.start_byte()),
             }
         });
-        let as_type = value
-            .filter(|_| params.is_none())
-            .and_then(|v| type_text(self.text(v)));
+        // `#define su3_vector dsu3_vector`: a name that may be a type; the analysis takes it as
+        // one where it names a typedef or struct of the program
+        let as_type = value.filter(|_| params.is_none()).and_then(|v| {
+            type_text(self.text(v)).or_else(|| match &body {
+                Some(Expr {
+                    kind: ExprKind::Ident(x),
+                    ..
+                }) => Some(TypeRef::named(x)),
+                _ => None,
+            })
+        });
+        let statement = value
+            .filter(|_| params.is_some())
+            .and_then(|v| super::stmts::parse_statement_snippet(self.text(v), v.start_byte()))
+            .map(Box::new);
         self.model.defines.push(Define {
             name: self.text(name).to_string(),
             params,
             body,
             as_type,
+            statement,
             span: span(n),
         });
     }
@@ -218,6 +231,7 @@ impl<'s> Lowerer<'s> {
                         name: String::new(),
                         ty: base,
                         array_len: None,
+                        inner_dims: Vec::new(),
                     });
                     continue;
                 }
@@ -229,10 +243,12 @@ impl<'s> Lowerer<'s> {
                 let mut ty = base.clone();
                 ty.pointer_depth += ptr;
                 let array_len = dims.first().and_then(|d| d.size.clone());
+                let inner_dims = dims.iter().skip(1).filter_map(|d| d.size.clone()).collect();
                 fields.push(FieldDef {
                     name: self.text(name_node).to_string(),
                     ty,
                     array_len,
+                    inner_dims,
                 });
             }
         }

@@ -110,7 +110,7 @@ impl<'s> Lowerer<'s> {
         out
     }
 
-    fn stmt_into(&mut self, n: Node, depth: usize, out: &mut Vec<Stmt>) {
+    pub(super) fn stmt_into(&mut self, n: Node, depth: usize, out: &mut Vec<Stmt>) {
         if depth > MAX_DEPTH {
             out.push(Stmt::Other(span(n)));
             return;
@@ -252,4 +252,44 @@ impl<'s> Lowerer<'s> {
             _ => out.push(Stmt::Other(span(n))),
         }
     }
+}
+
+/// A macro's replacement that is a statement: a loop head (`for (...)`, `while (...)`, no body,
+/// lowered with an empty one), a block or a `do ... while (0)`; its spans at `offset`, where
+/// the replacement is in the file.
+pub(super) fn parse_statement_snippet(text: &str, offset: usize) -> Option<Stmt> {
+    const PREFIX: &str = "void __cudalint_m() { ";
+    let text = text
+        .trim_end()
+        .replace("\\\n", "  ")
+        .replace("\\\r\n", "   ");
+    let head = text.trim_start();
+    let statement = head.starts_with("for")
+        || head.starts_with("while")
+        || head.starts_with('{')
+        || head.starts_with("do");
+    if !statement || text.len() > 4096 {
+        return None;
+    }
+    let src = format!("{PREFIX}{text}\n; }}");
+    let tree = crate::with_parser(|p| p.parse(&src, None))?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    let f = root.named_child(0)?;
+    let body = f.child_by_field_id(fid().body.get())?;
+    let stmt = body.named_child(0)?;
+    if !matches!(
+        stmt.kind(),
+        "for_statement" | "while_statement" | "compound_statement" | "do_statement"
+    ) {
+        return None;
+    }
+    let mut l = Lowerer::new(&src);
+    let mut out = Vec::new();
+    l.stmt_into(stmt, 0, &mut out);
+    let mut s = out.into_iter().next()?;
+    crate::shift::Shift::shift(&mut s, offset as i64 - PREFIX.len() as i64);
+    Some(s)
 }

@@ -17,7 +17,10 @@
 //!   innermost argument list becomes part of its name (`vec_int_`);
 //! - `template <typename T, std::enable_if_t<C, T>* = nullptr>`: an unnamed pointer template
 //!   parameter gets a name (`*_= nullptr`);
-//! - `table_view const& t = {}`: a braced default argument becomes `0`.
+//! - `table_view const& t = {}`: a braced default argument becomes `0`;
+//! - `CUDA_KERNEL_LOOP(i, n) {` in a function body: a loop macro's invocation before a block
+//!   gets the `;` of a statement in the space before the `{`, so both parse; the analysis puts
+//!   the macro's loop back around the block (`cudalint_syntax::substitute`).
 
 pub(super) type Edit = (usize, usize, Option<u8>);
 
@@ -122,6 +125,141 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
     if src.contains("= {}") || src.contains("={}") {
         braced_defaults(b, mask, edits);
+    }
+    if src.contains(") {") || src.contains(")\t{") || src.contains(" {") {
+        loop_macro_blocks(b, mask, edits);
+    }
+}
+
+/// The kind of each brace's block: where `{`/`}` at byte `p` leaves the innermost enclosing
+/// block that is not a namespace (true: a function body or a block in one).
+fn in_function_body(b: &[u8], mask: &[bool]) -> Vec<(usize, bool)> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Kind {
+        Namespace,
+        Class,
+        Code,
+    }
+    let mut out = Vec::new();
+    let mut stack: Vec<Kind> = Vec::new();
+    let mut i = 0;
+    let word_in = |head: &[u8], w: &[u8]| {
+        head.windows(w.len()).enumerate().any(|(k, x)| {
+            x == w
+                && (k == 0 || !is_word(head[k - 1]))
+                && head.get(k + w.len()).is_none_or(|c| !is_word(*c))
+        })
+    };
+    while i < b.len() {
+        if !mask[i] {
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' => {
+                let head_start = (0..i)
+                    .rev()
+                    .find(|&p| mask[p] && matches!(b[p], b';' | b'{' | b'}'))
+                    .map_or(0, |p| p + 1);
+                let head = &b[head_start..i];
+                let kind = if word_in(head, b"namespace") || word_in(head, b"extern") {
+                    Kind::Namespace
+                } else if ["class", "struct", "union", "enum"]
+                    .iter()
+                    .any(|w| word_in(head, w.as_bytes()))
+                    && !head.contains(&b'(')
+                {
+                    Kind::Class
+                } else {
+                    Kind::Code
+                };
+                stack.push(kind);
+                out.push((
+                    i,
+                    stack.iter().rev().find(|k| **k != Kind::Namespace) == Some(&Kind::Code),
+                ));
+            }
+            b'}' => {
+                stack.pop();
+                out.push((
+                    i,
+                    stack.iter().rev().find(|k| **k != Kind::Namespace) == Some(&Kind::Code),
+                ));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether `s` starts its line and the line above is a directive (`#pragma omp parallel for`).
+fn after_directive(b: &[u8], s: usize) -> bool {
+    let line_start = b[..s]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1);
+    if !b[line_start..s].iter().all(|c| *c == b' ' || *c == b'\t') || line_start == 0 {
+        return false;
+    }
+    let prev_start = b[..line_start - 1]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1);
+    b[prev_start..line_start]
+        .trim_ascii_start()
+        .starts_with(b"#")
+}
+
+fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    let mut scopes: Option<Vec<(usize, bool)>> = None;
+    let mut i = 0;
+    while i < b.len() {
+        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+        let open = skip_ws(b, mask, i);
+        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
+            continue;
+        }
+        let Some(close) = closing(b, mask, open, 1024) else {
+            continue;
+        };
+        let brace = skip_ws(b, mask, close + 1);
+        let at_statement = before(b, mask, s)
+            .is_none_or(|p| matches!(b[p], b';' | b'{' | b'}' | b')'))
+            || b[..s].trim_ascii_end().ends_with(b"else")
+            || after_directive(b, s);
+        if b.get(brace) != Some(&b'{') || !at_statement || b[open..close].contains(&b'"') {
+            continue;
+        }
+        // a space or tab of the line the `{` is on, so no line moves
+        let Some(slot) = (close + 1..brace)
+            .rev()
+            .find(|&k| matches!(b[k], b' ' | b'\t'))
+        else {
+            continue;
+        };
+        if b[slot..brace].contains(&b'\n') {
+            continue;
+        }
+        let scopes = scopes.get_or_insert_with(|| in_function_body(b, mask));
+        let k = scopes.partition_point(|&(p, _)| p < s);
+        if k > 0 && scopes[k - 1].1 {
+            edits.push((slot, slot + 1, Some(b';')));
+        }
+        i = close + 1;
     }
 }
 
@@ -516,6 +654,17 @@ mod tests {
             rewrite("template <typename T, std::enable_if_t<C<T>, T>* = nullptr> void f(X const& x = {}, int y = {1}) { a = {}; if (a == {}) {} }"),
             "template <typename T, std::enable_if_t<C<T>, T>*_= nullptr> void f(X const& x = 0 , int y = 0  ) { a = {}; if (a == {}) {} }"
         );
+    }
+
+    #[test]
+    fn loop_macros_before_a_block() {
+        assert_eq!(
+            rewrite("__global__ void k(float* o, int n) {\n  KERNEL_LOOP(i, n) {\n    o[i] = 0;\n  }\n  if (n) LOOP2(j, n)\n  {\n  }\n}"),
+            "__global__ void k(float* o, int n) {\n  KERNEL_LOOP(i, n);{\n    o[i] = 0;\n  }\n  if (n) LOOP2(j, n)\n ;{\n  }\n}"
+        );
+        // a constructor in a class body, a function definition at file scope: left alone
+        let kept = "struct S {\n  S() {}\n};\nMY_API(int) {\n}\n";
+        assert_eq!(rewrite(kept), kept);
     }
 
     #[test]

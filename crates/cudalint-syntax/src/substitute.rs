@@ -1,0 +1,137 @@
+//! A statement macro used where it is invoked: `#define CUDA_KERNEL_LOOP(i, n) for (int i =
+//! ...; i < (n); i += ...)` then `CUDA_KERNEL_LOOP(index, nthreads) { body }`, or `#define
+//! CADD(a, b, c) { (c).real = (a).real + (b).real; ... }` then `CADD(x[i], y[i], z[i]);`. The
+//! macro's parameters become the invocation's arguments: a parameter given a plain name
+//! renames a variable the macro declares and is that name where used, any other is replaced
+//! by the argument's expression.
+
+use crate::model::*;
+
+/// The head of `def` (a loop macro) with `args` in place of its parameters, and `body` as its
+/// body; `None` when `def` is not a loop macro of that arity.
+pub fn expand_loop_macro(def: &Define, args: &[Expr], body: Vec<Stmt>) -> Option<Stmt> {
+    let mut s = substituted(def, args)?;
+    match &mut s {
+        Stmt::For { body: b, .. } | Stmt::While { body: b, .. } if b.is_empty() => *b = body,
+        _ => return None,
+    }
+    Some(s)
+}
+
+/// The statement `def` stands for (a block, `do ... while (0)`, a loop with its body) with
+/// `args` in place of its parameters; `None` for a loop head without a body, or another arity.
+pub fn expand_statement_macro(def: &Define, args: &[Expr]) -> Option<Stmt> {
+    let s = substituted(def, args)?;
+    match &s {
+        Stmt::For { body, .. } | Stmt::While { body, .. } if body.is_empty() => None,
+        _ => Some(s),
+    }
+}
+
+fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {
+    let head = def.statement.as_deref()?;
+    let params = def.params.as_ref()?;
+    if params.len() != args.len() {
+        return None;
+    }
+    let mut s = head.clone();
+    let subst = |e: &mut Expr| {
+        if let ExprKind::Ident(name) = &e.kind {
+            if let Some(k) = params.iter().position(|p| p == name) {
+                *e = args[k].clone();
+            }
+        }
+    };
+    let renamed = |name: &mut String| {
+        if let Some(k) = params.iter().position(|p| p == name) {
+            if let ExprKind::Ident(to) = &args[k].kind {
+                *name = to.clone();
+            }
+        }
+    };
+    walk_stmt(&mut s, &subst, &renamed);
+    Some(s)
+}
+
+fn walk_stmt(s: &mut Stmt, f: &dyn Fn(&mut Expr), rename: &dyn Fn(&mut String)) {
+    match s {
+        Stmt::Decl(d) => {
+            rename(&mut d.name);
+            for dim in &mut d.dims {
+                if let Some(size) = &mut dim.size {
+                    walk_expr(size, f);
+                }
+            }
+            if let Some(init) = &mut d.init {
+                walk_expr(init, f);
+            }
+        }
+        Stmt::Expr(e) => walk_expr(e, f),
+        Stmt::If { cond, then, els } => {
+            walk_expr(cond, f);
+            then.iter_mut().for_each(|s| walk_stmt(s, f, rename));
+            els.iter_mut().for_each(|s| walk_stmt(s, f, rename));
+        }
+        Stmt::For {
+            init,
+            cond,
+            update,
+            body,
+            span: _,
+        } => {
+            init.iter_mut().for_each(|s| walk_stmt(s, f, rename));
+            if let Some(c) = cond {
+                walk_expr(c, f);
+            }
+            if let Some(u) = update {
+                walk_expr(u, f);
+            }
+            body.iter_mut().for_each(|s| walk_stmt(s, f, rename));
+        }
+        Stmt::While { cond, body, .. } => {
+            walk_expr(cond, f);
+            body.iter_mut().for_each(|s| walk_stmt(s, f, rename));
+        }
+        Stmt::Block(body) => body.iter_mut().for_each(|s| walk_stmt(s, f, rename)),
+        Stmt::Return(Some(e), _) => walk_expr(e, f),
+        Stmt::Return(None, _) | Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
+    }
+}
+
+fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Expr)) {
+    if let ExprKind::Ident(_) = e.kind {
+        f(e);
+        return;
+    }
+    match &mut e.kind {
+        ExprKind::Int(_)
+        | ExprKind::Float
+        | ExprKind::Bool(_)
+        | ExprKind::Str
+        | ExprKind::Ident(_)
+        | ExprKind::SizeofType(_)
+        | ExprKind::Unsupported(_) => {}
+        ExprKind::Field { base, .. } => walk_expr(base, f),
+        ExprKind::Index { base, index } => {
+            walk_expr(base, f);
+            walk_expr(index, f);
+        }
+        ExprKind::Unary { arg, .. } | ExprKind::Cast { arg, .. } | ExprKind::SizeofExpr(arg) => {
+            walk_expr(arg, f)
+        }
+        ExprKind::Binary { lhs, rhs, .. }
+        | ExprKind::Assign { lhs, rhs, .. }
+        | ExprKind::Comma(lhs, rhs) => {
+            walk_expr(lhs, f);
+            walk_expr(rhs, f);
+        }
+        ExprKind::Cond { cond, then, els } => {
+            walk_expr(cond, f);
+            walk_expr(then, f);
+            walk_expr(els, f);
+        }
+        ExprKind::Call { args, .. } | ExprKind::Init(args) => {
+            args.iter_mut().for_each(|a| walk_expr(a, f))
+        }
+    }
+}
