@@ -21,14 +21,12 @@ impl KernelRun<'_> {
             ExprKind::Index { base, index } => {
                 // an element of an array member keeps the member's place in its struct
                 // (`x[i].scales[0]` reads 1 byte of each lane's 144-byte struct)
-                if matches!(base.kind, ExprKind::Field { .. }) {
+                if indexes_a_member(base) {
                     if let Some(member) = self.place(base).filter(|p| p.subarray) {
                         let i = self.rvalue(index).sym();
                         let field = member.field.clone();
                         let mut element = self.index_ptr(member.ptr, i);
-                        if !element.subarray {
-                            element.field = field;
-                        }
+                        element.field = field;
                         return Some(element);
                     }
                 }
@@ -80,12 +78,21 @@ impl KernelRun<'_> {
                     .map(|l| (l.size, l.align))
                     .unwrap_or((0, 0));
                 place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
-                place.field = Some(FieldInfo {
-                    name: field.clone(),
-                    struct_name: ty.name.clone(),
-                    struct_size,
-                    struct_align,
-                    offset: off + place.field.as_ref().map(|f| f.offset).unwrap_or(0),
+                // a member of a member (`a[t].c[k].real`) is part of the outermost struct the
+                // lanes index: what each lane reads of the whole element
+                place.field = Some(match place.field.take() {
+                    Some(outer) => FieldInfo {
+                        name: format!("{}.{field}", outer.name),
+                        offset: outer.offset + off,
+                        ..outer
+                    },
+                    None => FieldInfo {
+                        name: field.clone(),
+                        struct_name: ty.name.clone(),
+                        struct_size,
+                        struct_align,
+                        offset: off,
+                    },
                 });
                 place.bytes = fl.size;
                 // `a->e[j][i]`: an array member decays to a pointer to its elements, its
@@ -431,6 +438,15 @@ impl KernelRun<'_> {
                 None => Val::Unknown("update of something that is not a variable or memory".into()),
             },
         }
+    }
+}
+
+/// `s.e` or `s.e[j]`: what an index applies to is an array member (or a row of one).
+fn indexes_a_member(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Field { .. } => true,
+        ExprKind::Index { base, .. } => indexes_a_member(base),
+        _ => false,
     }
 }
 
