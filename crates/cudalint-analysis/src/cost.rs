@@ -184,6 +184,8 @@ struct SampleResult {
     active: [bool; WARP],
     cost: f64,
     ideal: f64,
+    /// Evaluated lane by lane (not the worst case a value read from memory is given).
+    exact: bool,
 }
 
 fn eval_sample(
@@ -211,18 +213,35 @@ fn eval_sample(
         return Ok(None);
     }
     let bytes = a.bytes.max(1);
-    if addr.data {
-        // Worst case for an index read from memory: every active lane its own sector.
-        let per_lane = ((bytes + 31) / 32).max(1) as f64;
-        let ideal = ((count as i64 * bytes + 31) / 32).max(1) as f64;
-        return Ok(Some(SampleResult {
-            addrs: [0; WARP],
-            active,
-            cost: count as f64 * per_lane,
-            ideal,
-        }));
-    }
-    let addrs = ws.eval(addr)?;
+    let addrs = match ws.eval(addr) {
+        Ok(addrs) if ws.gathered.get() => {
+            let (cost, ideal) = match a.space {
+                Space::Shared => wavefronts(&addrs, &active, bytes, &shape.target),
+                _ => sectors(&addrs, &active, bytes, &shape.target),
+            };
+            return Ok(Some(SampleResult {
+                addrs,
+                active,
+                cost,
+                ideal,
+                exact: false,
+            }));
+        }
+        Ok(addrs) => addrs,
+        Err(_) if addr.data => {
+            // Worst case for an index read from memory: every active lane its own sector.
+            let per_lane = ((bytes + 31) / 32).max(1) as f64;
+            let ideal = ((count as i64 * bytes + 31) / 32).max(1) as f64;
+            return Ok(Some(SampleResult {
+                addrs: [0; WARP],
+                active,
+                cost: count as f64 * per_lane,
+                ideal,
+                exact: false,
+            }));
+        }
+        Err(e) => return Err(e),
+    };
     let (cost, ideal) = match a.space {
         Space::Shared => wavefronts(&addrs, &active, bytes, &shape.target),
         _ => sectors(&addrs, &active, bytes, &shape.target),
@@ -232,6 +251,7 @@ fn eval_sample(
         active,
         cost,
         ideal,
+        exact: true,
     }))
 }
 
@@ -271,7 +291,8 @@ pub fn evaluate_addr(
     let varies = results
         .iter()
         .any(|r| (r.cost, r.ideal) != (first.cost, first.ideal));
-    if addr.data {
+    // an index through values the warp's lanes read at one address is priced as any other
+    if addr.data && !results.iter().all(|r| r.exact) {
         let src = addr
             .data_source()
             .map(|s| s.to_string())

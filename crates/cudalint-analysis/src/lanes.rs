@@ -16,6 +16,9 @@ pub struct WarpSample<'a> {
     pub runtime: &'a [i64],
     /// (loop id, iteration) pairs; loops not listed are at iteration 0.
     pub iters: &'a [(u32, i64)],
+    /// Set when a value loaded at several addresses was given a value per address (lanes
+    /// that read one address share it, the groups far apart): the lanes are a worst case.
+    pub gathered: std::cell::Cell<bool>,
 }
 
 impl<'a> WarpSample<'a> {
@@ -58,6 +61,7 @@ impl<'a> WarpSample<'a> {
             block_idx: [0; 3],
             runtime,
             iters,
+            gathered: std::cell::Cell::new(false),
         }
     }
 
@@ -155,6 +159,32 @@ impl<'a> WarpSample<'a> {
                 }
             }
             SymKind::Data(what) => return Err(format!("value read from memory ({what})")),
+            SymKind::Loaded(from, what) => {
+                // one address for the warp's running lanes: one value, whatever it is
+                self.eval_into(from, out)?;
+                let _ = what;
+                let first = (0..WARP).find(|&l| self.active[l]).map(|l| out[l]);
+                let uniform = (0..WARP).all(|l| !self.active[l] || Some(out[l]) == first);
+                if uniform {
+                    out.fill(0);
+                } else {
+                    // lanes reading one address read one value; the values of different
+                    // addresses are unknown, so as far apart as any sector
+                    let from = *out;
+                    let mut seen: Vec<i64> = Vec::new();
+                    for l in 0..WARP {
+                        let k = match seen.iter().position(|v| *v == from[l]) {
+                            Some(k) => k,
+                            None => {
+                                seen.push(from[l]);
+                                seen.len() - 1
+                            }
+                        };
+                        out[l] = (k as i64) << 24;
+                    }
+                    self.gathered.set(true);
+                }
+            }
             SymKind::Unknown(r) => return Err(r.to_string()),
         }
         Ok(())

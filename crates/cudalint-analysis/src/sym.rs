@@ -46,6 +46,11 @@ pub enum SymKind {
     Select(Sym, Sym, Sym),
     /// A value read from memory at a lane-varying address: differs per lane, unknowably.
     Data(Rc<str>),
+    /// A value read from memory at an address that depends on the thread index but may be
+    /// the same for every lane of a warp (`csrPtr[row]` with `row` from threadIdx.z in an
+    /// 8x4x8 block): where the warp's lanes read one address, one value, the same for all of
+    /// them; where they do not, data as `Data` is.
+    Loaded(Sym, Rc<str>),
     Unknown(Rc<str>),
 }
 
@@ -64,6 +69,7 @@ fn node(kind: SymKind) -> Sym {
         SymKind::Const(_) | SymKind::Unknown(_) => (1, false, false),
         SymKind::Var(v) => (1, matches!(v, Var::Tid(_) | Var::LaneId), false),
         SymKind::Data(_) => (1, true, true),
+        SymKind::Loaded(a, _) => (1 + a.size, true, true),
         SymKind::Un(_, a) => (1 + a.size, a.lane_varying, a.data),
         SymKind::Bin(_, a, b) => (
             1 + a.size + b.size,
@@ -123,7 +129,7 @@ pub fn known_multiple(s: &Sym) -> i64 {
     const CAP: i64 = 1 << 20;
     match &s.kind {
         SymKind::Const(c) => c.abs().min(CAP),
-        SymKind::Var(_) | SymKind::Data(_) | SymKind::Unknown(_) => 1,
+        SymKind::Var(_) | SymKind::Data(_) | SymKind::Loaded(..) | SymKind::Unknown(_) => 1,
         SymKind::Un(UnaryOp::Neg, a) => known_multiple(a),
         SymKind::Un(..) => 1,
         SymKind::Select(_, a, b) => gcd(known_multiple(a), known_multiple(b)),
@@ -177,6 +183,11 @@ pub fn data(what: impl Into<Rc<str>>) -> Sym {
     node(SymKind::Data(what.into()))
 }
 
+/// The value loaded from `addr` (see [`SymKind::Loaded`]).
+pub fn loaded(addr: Sym, what: impl Into<Rc<str>>) -> Sym {
+    node(SymKind::Loaded(addr, what.into()))
+}
+
 impl SymNode {
     pub fn as_const(&self) -> Option<i64> {
         match self.kind {
@@ -204,7 +215,7 @@ impl SymNode {
             return None;
         }
         match &self.kind {
-            SymKind::Data(r) => Some(r.clone()),
+            SymKind::Data(r) | SymKind::Loaded(_, r) => Some(r.clone()),
             SymKind::Un(_, a) => a.data_source(),
             SymKind::Bin(_, a, b) => a.data_source().or_else(|| b.data_source()),
             SymKind::Select(c, a, b) => c

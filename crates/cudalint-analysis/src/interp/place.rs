@@ -353,7 +353,12 @@ impl KernelRun<'_> {
                 path: None,
             });
         }
-        if addr.lane_varying || addr.data {
+        if addr.lane_varying && addr.unknown_reason().is_none() {
+            Val::Int(sym::loaded(
+                addr.clone(),
+                format!("`{}` read at a lane-dependent index", place.ptr.base),
+            ))
+        } else if addr.lane_varying || addr.data {
             Val::Int(sym::data(format!(
                 "`{}` read at a lane-dependent index",
                 place.ptr.base
