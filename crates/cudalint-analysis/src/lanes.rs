@@ -154,6 +154,21 @@ impl<'a> WarpSample<'a> {
                 let mut y = [0i64; WARP];
                 self.eval_into(a, &mut x)?;
                 self.eval_into(b, &mut y)?;
+                if c.data {
+                    // a choice made on values read from memory: either arm, so a lane whose
+                    // arms differ has a value of its own (a gather at worst)
+                    for l in 0..WARP {
+                        out[l] = if x[l] == y[l] {
+                            x[l]
+                        } else {
+                            (x[l] ^ y[l].rotate_left(17)).wrapping_shl(12)
+                        };
+                        if x[l] != y[l] && self.active[l] {
+                            self.gathered.set(true);
+                        }
+                    }
+                    return Ok(());
+                }
                 for l in 0..WARP {
                     out[l] = if out[l] != 0 { x[l] } else { y[l] };
                 }
@@ -165,23 +180,13 @@ impl<'a> WarpSample<'a> {
                 let _ = what;
                 let first = (0..WARP).find(|&l| self.active[l]).map(|l| out[l]);
                 let uniform = (0..WARP).all(|l| !self.active[l] || Some(out[l]) == first);
-                if uniform {
-                    out.fill(0);
-                } else {
-                    // lanes reading one address read one value; the values of different
-                    // addresses are unknown, so as far apart as any sector
-                    let from = *out;
-                    let mut seen: Vec<i64> = Vec::new();
-                    for l in 0..WARP {
-                        let k = match seen.iter().position(|v| *v == from[l]) {
-                            Some(k) => k,
-                            None => {
-                                seen.push(from[l]);
-                                seen.len() - 1
-                            }
-                        };
-                        out[l] = (k as i64) << 24;
-                    }
+                // lanes reading one address read one value; the values of different addresses
+                // are unknown: far apart (a sector each, at worst), and the same wherever the
+                // program reads that address again (`ptr[c + 1] - ptr[c]` is not zero)
+                for v in out.iter_mut() {
+                    *v = v.wrapping_shl(12);
+                }
+                if !uniform {
                     self.gathered.set(true);
                 }
             }
