@@ -131,18 +131,27 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
 }
 
-/// The kind of each brace's block: where `{`/`}` at byte `p` leaves the innermost enclosing
-/// block that is not a namespace (true: a function body or a block in one).
-fn in_function_body(b: &[u8], mask: &[bool]) -> Vec<(usize, bool)> {
-    #[derive(Clone, Copy, PartialEq)]
-    enum Kind {
-        Namespace,
-        Class,
-        Code,
-    }
+/// What a `{` opens.
+#[derive(Clone, Copy, PartialEq)]
+enum Block {
+    Namespace,
+    Class,
+    /// A function body, or a block inside one.
+    Code,
+}
+
+/// After each `{` and `}` (by position), the innermost enclosing block that is not a namespace
+/// or `extern "C"` body; `None` at file scope.
+fn enclosing_blocks(b: &[u8], mask: &[bool]) -> Vec<(usize, Option<Block>)> {
     let mut out = Vec::new();
-    let mut stack: Vec<Kind> = Vec::new();
-    let mut i = 0;
+    let mut stack: Vec<Block> = Vec::new();
+    let innermost = |stack: &[Block]| {
+        stack
+            .iter()
+            .rev()
+            .find(|k| **k != Block::Namespace)
+            .copied()
+    };
     let word_in = |head: &[u8], w: &[u8]| {
         head.windows(w.len()).enumerate().any(|(k, x)| {
             x == w
@@ -150,6 +159,7 @@ fn in_function_body(b: &[u8], mask: &[bool]) -> Vec<(usize, bool)> {
                 && head.get(k + w.len()).is_none_or(|c| !is_word(*c))
         })
     };
+    let mut i = 0;
     while i < b.len() {
         if !mask[i] {
             i += 1;
@@ -169,32 +179,62 @@ fn in_function_body(b: &[u8], mask: &[bool]) -> Vec<(usize, bool)> {
                     .map_or(0, |p| p + 1);
                 let head = &b[head_start..i];
                 let kind = if word_in(head, b"namespace") || word_in(head, b"extern") {
-                    Kind::Namespace
+                    Block::Namespace
                 } else if ["class", "struct", "union", "enum"]
                     .iter()
                     .any(|w| word_in(head, w.as_bytes()))
                     && !head.contains(&b'(')
                 {
-                    Kind::Class
+                    Block::Class
                 } else {
-                    Kind::Code
+                    Block::Code
                 };
                 stack.push(kind);
-                out.push((
-                    i,
-                    stack.iter().rev().find(|k| **k != Kind::Namespace) == Some(&Kind::Code),
-                ));
+                out.push((i, innermost(&stack)));
             }
             b'}' => {
                 stack.pop();
-                out.push((
-                    i,
-                    stack.iter().rev().find(|k| **k != Kind::Namespace) == Some(&Kind::Code),
-                ));
+                out.push((i, innermost(&stack)));
             }
             _ => {}
         }
         i += 1;
+    }
+    out
+}
+
+/// The block enclosing byte `at`, from [`enclosing_blocks`]'s list.
+fn block_at(blocks: &[(usize, Option<Block>)], at: usize) -> Option<Block> {
+    let k = blocks.partition_point(|&(p, _)| p < at);
+    if k == 0 {
+        None
+    } else {
+        blocks[k - 1].1
+    }
+}
+
+/// Every `NAME(...)` whose name is all capitals (a macro, by convention): where the name
+/// starts, and its parentheses.
+fn capital_calls(b: &[u8], mask: &[bool]) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+        let open = skip_ws(b, mask, i);
+        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
+            continue;
+        }
+        if let Some(close) = closing(b, mask, open, 1024) {
+            out.push((s, open, close));
+            i = close + 1;
+        }
     }
     out
 }
@@ -218,24 +258,8 @@ fn after_directive(b: &[u8], s: usize) -> bool {
 }
 
 fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
-    let mut scopes: Option<Vec<(usize, bool)>> = None;
-    let mut i = 0;
-    while i < b.len() {
-        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
-            i += 1;
-            continue;
-        }
-        let s = i;
-        while i < b.len() && is_word(b[i]) {
-            i += 1;
-        }
-        let open = skip_ws(b, mask, i);
-        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
-            continue;
-        }
-        let Some(close) = closing(b, mask, open, 1024) else {
-            continue;
-        };
+    let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
+    for (s, open, close) in capital_calls(b, mask) {
         let brace = skip_ws(b, mask, close + 1);
         let at_statement = before(b, mask, s)
             .is_none_or(|p| matches!(b[p], b';' | b'{' | b'}' | b')'))
@@ -254,12 +278,10 @@ fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         if b[slot..brace].contains(&b'\n') {
             continue;
         }
-        let scopes = scopes.get_or_insert_with(|| in_function_body(b, mask));
-        let k = scopes.partition_point(|&(p, _)| p < s);
-        if k > 0 && scopes[k - 1].1 {
+        let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
+        if block_at(blocks, s) == Some(Block::Code) {
             edits.push((slot, slot + 1, Some(b';')));
         }
-        i = close + 1;
     }
 }
 
@@ -490,82 +512,17 @@ fn sfinae_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     }
 }
 
-/// Scope of each `{`: true where it opens a function, class or block, false for a namespace
-/// or `extern "C"` body.
-fn code_depth_at(b: &[u8], mask: &[bool]) -> Vec<(usize, usize)> {
-    // (position of each `{` or `}`, code depth just after it)
-    let mut out = Vec::new();
-    let mut stack: Vec<bool> = Vec::new();
-    let mut code = 0usize;
-    let mut i = 0;
-    while i < b.len() {
-        if !mask[i] {
-            i += 1;
-            continue;
-        }
-        match b[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'{' => {
-                let head_start = (0..i)
-                    .rev()
-                    .find(|&p| mask[p] && matches!(b[p], b';' | b'{' | b'}'))
-                    .map_or(0, |p| p + 1);
-                let head = &b[head_start..i];
-                let namespace = head.windows(9).any(|w| w == b"namespace")
-                    || head.windows(6).any(|w| w == b"extern");
-                stack.push(!namespace);
-                if !namespace {
-                    code += 1;
-                }
-                out.push((i, code));
-            }
-            b'}' => {
-                if stack.pop() == Some(true) {
-                    code = code.saturating_sub(1);
-                }
-                out.push((i, code));
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out
-}
-
 fn test_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
-    let mut depths: Option<Vec<(usize, usize)>> = None;
-    let mut i = 0;
-    while i < b.len() {
-        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
-            i += 1;
-            continue;
-        }
-        let s = i;
-        while i < b.len() && is_word(b[i]) {
-            i += 1;
-        }
-        let open = skip_ws(b, mask, i);
-        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
-            continue;
-        }
-        let Some(close) = closing(b, mask, open, 1024) else {
-            continue;
-        };
+    let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
+    for (s, open, close) in capital_calls(b, mask) {
         let body = skip_ws(b, mask, close + 1);
         let has_string = b[open..close].contains(&b'"');
         let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
         if b.get(body) != Some(&b'{') || !has_string || !at_statement {
             continue;
         }
-        let depths = depths.get_or_insert_with(|| code_depth_at(b, mask));
-        let k = depths.partition_point(|&(p, _)| p < s);
-        let in_code = k > 0 && depths[k - 1].1 > 0;
-        if in_code {
+        let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
+        if block_at(blocks, s).is_some() {
             edits.push((s, close + 1, None));
         } else if close + 1 - s >= 8 {
             // `void _()` and spaces, as long as the invocation was
@@ -574,7 +531,6 @@ fn test_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
                 edits.push((s + k, s + k + 1, Some(*c)));
             }
         }
-        i = close + 1;
     }
 }
 
