@@ -18,6 +18,10 @@
 //! - `template <typename T, std::enable_if_t<C, T>* = nullptr>`: an unnamed pointer template
 //!   parameter gets a name (`*_= nullptr`);
 //! - `table_view const& t = {}`: a braced default argument becomes `0`;
+//! - `__host__ __device__ inline friend bool operator<(...)`: `friend` moves to the front of the
+//!   specifiers, where the grammar wants it;
+//! - `R S::operator()<cudf::list_view>(...)`: an explicit specialization's arguments after an
+//!   operator's name are blanked;
 //! - `CUDA_KERNEL_LOOP(i, n) {` in a function body: a loop macro's invocation before a block
 //!   gets the `;` of a statement in the space before the `{`, so both parse; the analysis puts
 //!   the macro's loop back around the block (`cudalint_syntax::substitute`).
@@ -128,6 +132,70 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
     if src.contains(") {") || src.contains(")\t{") || src.contains(" {") {
         loop_macro_blocks(b, mask, edits);
+    }
+    if src.contains("friend") {
+        friend_first(b, mask, edits);
+    }
+    if src.contains("operator") {
+        operator_specializations(b, mask, edits);
+    }
+}
+
+fn friend_first(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    const SPECIFIERS: &[&[u8]] = &[
+        b"inline",
+        b"__host__",
+        b"__device__",
+        b"__forceinline__",
+        b"constexpr",
+        b"static",
+    ];
+    for at in words(b, mask, b"friend") {
+        // the specifiers before it, single spaces between, on its line
+        let mut start = at;
+        loop {
+            if start < 2 || b[start - 1] != b' ' {
+                break;
+            }
+            let w = word_before(b, start - 1);
+            if !SPECIFIERS.contains(&w) {
+                break;
+            }
+            start -= 1 + w.len();
+        }
+        if start == at {
+            continue;
+        }
+        let mut text = b"friend ".to_vec();
+        text.extend_from_slice(&b[start..at - 1]);
+        for (k, c) in text.iter().enumerate() {
+            edits.push((start + k, start + k + 1, Some(*c)));
+        }
+    }
+}
+
+fn operator_specializations(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in words(b, mask, b"operator") {
+        // a definition out of its class (`S::operator()<T>(`); a call through `.template
+        // operator()<8>()` parses as it is
+        if !b[..at].ends_with(b"::") {
+            continue;
+        }
+        let mut i = skip_ws(b, mask, at + 8);
+        if b[i..].starts_with(b"()") {
+            i = skip_ws(b, mask, i + 2);
+        } else {
+            continue;
+        }
+        if b.get(i) != Some(&b'<') {
+            continue;
+        }
+        let Some(close) = closing(b, mask, i, 256) else {
+            continue;
+        };
+        if b.get(skip_ws(b, mask, close + 1)) == Some(&b'(') {
+            edits.push((i, close + 1, None));
+        }
     }
 }
 
@@ -620,6 +688,16 @@ mod tests {
         );
         // a constructor in a class body, a function definition at file scope: left alone
         let kept = "struct S {\n  S() {}\n};\nMY_API(int) {\n}\n";
+        assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn friends_first_and_operator_specializations() {
+        assert_eq!(
+            rewrite("struct A { __host__ __device__ inline friend bool operator>(A a, A b); };\ntemplate <> int S::operator()<ns::list_view>(int a) const;"),
+            "struct A { friend __host__ __device__ inline bool operator>(A a, A b); };\ntemplate <> int S::operator()               (int a) const;"
+        );
+        let kept = "friend class B; x = f.operator()(1); bool operator<(A a) const; fn.template operator()<0>();";
         assert_eq!(rewrite(kept), kept);
     }
 
