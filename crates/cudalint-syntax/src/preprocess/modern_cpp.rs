@@ -151,23 +151,32 @@ fn friend_first(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         b"static",
     ];
     for at in words(b, mask, b"friend") {
-        // the specifiers before it, single spaces between, on its line
+        // the specifiers before it, on its line (a rewritten `CUDF_HOST_DEVICE` leaves
+        // spaces after its `__device__`)
         let mut start = at;
+        let mut specifiers = Vec::new();
         loop {
-            if start < 2 || b[start - 1] != b' ' {
+            let mut e = start;
+            while e > 0 && matches!(b[e - 1], b' ' | b'\t') {
+                e -= 1;
+            }
+            let w = word_before(b, e);
+            if e == start || !SPECIFIERS.contains(&w) {
                 break;
             }
-            let w = word_before(b, start - 1);
-            if !SPECIFIERS.contains(&w) {
-                break;
-            }
-            start -= 1 + w.len();
+            specifiers.push(w);
+            start = e - w.len();
         }
-        if start == at {
+        if specifiers.is_empty() {
             continue;
         }
-        let mut text = b"friend ".to_vec();
-        text.extend_from_slice(&b[start..at - 1]);
+        specifiers.reverse();
+        let mut text = b"friend".to_vec();
+        for w in specifiers {
+            text.push(b' ');
+            text.extend_from_slice(w);
+        }
+        text.resize(at + 6 - start, b' ');
         for (k, c) in text.iter().enumerate() {
             edits.push((start + k, start + k + 1, Some(*c)));
         }
@@ -694,8 +703,8 @@ mod tests {
     #[test]
     fn friends_first_and_operator_specializations() {
         assert_eq!(
-            rewrite("struct A { __host__ __device__ inline friend bool operator>(A a, A b); };\ntemplate <> int S::operator()<ns::list_view>(int a) const;"),
-            "struct A { friend __host__ __device__ inline bool operator>(A a, A b); };\ntemplate <> int S::operator()               (int a) const;"
+            rewrite("struct A { __host__ __device__ inline friend bool operator>(A a, A b); __device__    constexpr friend A f(); };\ntemplate <> int S::operator()<ns::list_view>(int a) const;"),
+            "struct A { friend __host__ __device__ inline bool operator>(A a, A b); friend __device__ constexpr    A f(); };\ntemplate <> int S::operator()               (int a) const;"
         );
         let kept = "friend class B; x = f.operator()(1); bool operator<(A a) const; fn.template operator()<0>();";
         assert_eq!(rewrite(kept), kept);
