@@ -216,8 +216,15 @@ fn eval_sample(
     let addrs = match ws.eval(addr) {
         Ok(addrs) if ws.gathered.get() => {
             let (cost, ideal) = match a.space {
-                Space::Shared => wavefronts(&addrs, &active, bytes, &shape.target),
-                _ => sectors(&addrs, &active, bytes, &shape.target),
+                Space::Shared => {
+                    // which banks lanes of different groups meet in is not known: the worst
+                    let per_lane = ((bytes + 3) / 4).max(1) as f64;
+                    (
+                        count as f64 * per_lane,
+                        ((count as i64 * bytes + 127) / 128).max(1) as f64,
+                    )
+                }
+                _ => gathered_sectors(&addrs, &active, &ws.groups.get(), bytes, &shape.target),
             };
             return Ok(Some(SampleResult {
                 addrs,
@@ -497,6 +504,37 @@ fn period(t: &crate::Target) -> i64 {
         (a, b) = (b, a % b);
     }
     row / a * t.sector_bytes
+}
+
+/// A gather's sectors at worst: each group of lanes that computed its address from the same
+/// loaded values touches what its lanes' relative addresses touch, and no two groups share a
+/// sector; the ideal is the requested bytes packed.
+fn gathered_sectors(
+    addrs: &Lanes,
+    active: &[bool; WARP],
+    groups: &[u64; WARP],
+    bytes: i64,
+    t: &crate::Target,
+) -> (f64, f64) {
+    let mut done = [false; WARP];
+    let mut cost = 0.0;
+    let mut count = 0i64;
+    for l in 0..WARP {
+        if !active[l] || done[l] {
+            continue;
+        }
+        let mut mine = [false; WARP];
+        for m in l..WARP {
+            if active[m] && groups[m] == groups[l] {
+                mine[m] = true;
+                done[m] = true;
+                count += 1;
+            }
+        }
+        cost += sectors(addrs, &mine, bytes, t).0;
+    }
+    let ideal = ((count * bytes + t.sector_bytes - 1) / t.sector_bytes).max(1) as f64;
+    (cost, ideal.min(cost))
 }
 
 fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64, t: &crate::Target) -> (f64, f64) {

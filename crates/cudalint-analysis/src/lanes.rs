@@ -17,8 +17,13 @@ pub struct WarpSample<'a> {
     /// (loop id, iteration) pairs; loops not listed are at iteration 0.
     pub iters: &'a [(u32, i64)],
     /// Set when a value loaded at several addresses was given a value per address (lanes
-    /// that read one address share it, the groups far apart): the lanes are a worst case.
+    /// that read one address share it): the lanes are a worst case.
     pub gathered: std::cell::Cell<bool>,
+    /// Per lane, which loaded values it holds (a hash of the addresses it read them at, or
+    /// its own lane where a choice between loaded values may go either way): lanes of one
+    /// group computed their address from the same values, so its relative placement holds;
+    /// between groups nothing is known.
+    pub groups: std::cell::Cell<[u64; WARP]>,
 }
 
 impl<'a> WarpSample<'a> {
@@ -62,6 +67,7 @@ impl<'a> WarpSample<'a> {
             runtime,
             iters,
             gathered: std::cell::Cell::new(false),
+            groups: std::cell::Cell::new([0; WARP]),
         }
     }
 
@@ -165,6 +171,9 @@ impl<'a> WarpSample<'a> {
                         };
                         if x[l] != y[l] && self.active[l] {
                             self.gathered.set(true);
+                            let mut g = self.groups.get();
+                            g[l] = mix(g[l], 1 << 32 | l as u64);
+                            self.groups.set(g);
                         }
                     }
                     return Ok(());
@@ -183,15 +192,25 @@ impl<'a> WarpSample<'a> {
                 // lanes reading one address read one value; the values of different addresses
                 // are unknown: far apart (a sector each, at worst), and the same wherever the
                 // program reads that address again (`ptr[c + 1] - ptr[c]` is not zero)
-                for v in out.iter_mut() {
-                    *v = v.wrapping_shl(12);
-                }
                 if !uniform {
                     self.gathered.set(true);
+                    let mut g = self.groups.get();
+                    for l in 0..WARP {
+                        g[l] = mix(g[l], out[l] as u64);
+                    }
+                    self.groups.set(g);
+                }
+                for v in out.iter_mut() {
+                    *v = v.wrapping_shl(12);
                 }
             }
             SymKind::Unknown(r) => return Err(r.to_string()),
         }
         Ok(())
     }
+}
+
+/// One step of a hash of the loaded values a lane holds.
+fn mix(h: u64, v: u64) -> u64 {
+    (h ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29)
 }
