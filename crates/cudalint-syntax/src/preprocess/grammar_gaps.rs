@@ -255,11 +255,8 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
                     arg_start = j + 1;
                 }
                 b';' => break None,
-                q @ (b'"' | b'\'') => {
-                    j += 1;
-                    while j < b.len() && b[j] != q && b[j] != b'\n' {
-                        j += if b[j] == b'\\' { 2 } else { 1 };
-                    }
+                b'"' | b'\'' => {
+                    j = super::literal_end(b, j);
                 }
                 _ => {}
             }
@@ -307,11 +304,8 @@ fn call_statement_end(b: &[u8], open: usize) -> Option<usize> {
                     return (b.get(semi) == Some(&b';')).then_some(semi + 1);
                 }
             }
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
+            b'"' | b'\'' => {
+                i = super::literal_end(b, i);
             }
             b';' | b'{' | b'}' => return None,
             _ => {}

@@ -334,6 +334,17 @@ fn balanced_end(s: &str) -> Option<usize> {
 /// Replaces every byte of `range` but newlines with a space. Only ever called on ranges that
 /// start and end on character boundaries, and every byte of a multi-byte character becomes
 /// a space, so the text stays UTF-8 and its length does not change.
+/// Where the string or character literal whose opening quote is at `quote_at` ends: its
+/// closing quote, or the end of the line or text when it has none.
+pub(crate) fn literal_end(b: &[u8], quote_at: usize) -> usize {
+    let q = b[quote_at];
+    let mut i = quote_at + 1;
+    while i < b.len() && b[i] != q && b[i] != b'\n' {
+        i += if b[i] == b'\\' { 2 } else { 1 };
+    }
+    i
+}
+
 pub(crate) fn blank_range(bytes: &mut [u8], range: std::ops::Range<usize>) {
     for b in &mut bytes[range] {
         if *b != b'\n' && *b != b'\r' {

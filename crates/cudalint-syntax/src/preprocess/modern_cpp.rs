@@ -73,11 +73,8 @@ fn closing(b: &[u8], mask: &[bool], open: usize, limit: usize) -> Option<usize> 
             continue;
         }
         match b[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
+            b'"' | b'\'' => {
+                i = super::literal_end(b, i);
             }
             // inside a template head, `<`/`>` in parentheses are comparisons
             b'(' if o == b'<' => paren += 1,
@@ -243,11 +240,8 @@ fn enclosing_blocks(b: &[u8], mask: &[bool]) -> Vec<(usize, Option<Block>)> {
             continue;
         }
         match b[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
+            b'"' | b'\'' => {
+                i = super::literal_end(b, i);
             }
             b'{' => {
                 let head_start = (0..i)

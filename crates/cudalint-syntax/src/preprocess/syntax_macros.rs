@@ -226,12 +226,9 @@ fn mask_of(b: &[u8], literals: bool) -> Vec<bool> {
                 }
                 i = end;
             }
-            q @ (b'"' | b'\'') => {
+            b'"' | b'\'' => {
                 let start = i;
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
+                i = super::literal_end(b, i);
                 i += 1;
                 if literals {
                     for m in &mut mask[start..i.min(b.len())] {
@@ -391,11 +388,8 @@ fn spanning_call(b: &[u8], mask: &[bool], start: usize, end: usize) -> Option<us
                     }
                 }
                 b';' | b'{' | b'}' => return None,
-                q @ (b'"' | b'\'') => {
-                    j += 1;
-                    while j < b.len() && b[j] != q && b[j] != b'\n' {
-                        j += if b[j] == b'\\' { 2 } else { 1 };
-                    }
+                b'"' | b'\'' => {
+                    j = super::literal_end(b, j);
                 }
                 _ => {}
             }
