@@ -1074,3 +1074,100 @@ fn a_launch_passing_null_pointers_keeps_the_unguarded_accesses() {
         .collect();
     assert_eq!(rows, [(4, "store".to_string(), 4.0)], "{out}");
 }
+
+/// transpose.cu's launches are 4,096 blocks of 16x16 (8 warps), and each access runs once per
+/// thread: 32,768 requests, as ncu measured (fixtures/measured/transpose.json). The naive
+/// store costs 16 sectors for an ideal 4 (12 excess), the shared read of the unpadded tile 8
+/// wavefronts for 1 (7 excess), and the padded kernel's two accesses 2 for 1 each.
+#[test]
+fn audit_ranks_kernels_and_accesses_by_estimated_excess() {
+    let v = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "--sort",
+        "impact",
+        "--no-cache",
+        "fixtures/transpose.cu",
+    ]);
+    let kernels: Vec<(&str, f64)> = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["kernel"].as_str().unwrap(),
+                k["excess_bytes"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let requests = 32768.0;
+    assert_eq!(
+        kernels,
+        [
+            ("transpose_shared", 7.0 * requests * 128.0),
+            ("transpose_naive", 12.0 * requests * 32.0),
+            ("transpose", 2.0 * requests * 128.0),
+        ]
+    );
+    let accesses = v["accesses"].as_array().unwrap();
+    assert_eq!(accesses[0]["text"], "block[index_transpose]");
+    assert_eq!(accesses[0]["impact"]["requests"], requests);
+    assert_eq!(accesses[0]["impact"]["unit"], "wavefronts");
+    let total: f64 = kernels.iter().map(|k| k.1).sum();
+    let share = accesses[0]["share_of_run"].as_f64().unwrap();
+    assert!((share - 7.0 * 128.0 / (7.0 * 128.0 + 12.0 * 32.0 + 2.0 * 128.0)).abs() < 1e-9);
+    assert!((v["total_excess_bytes"].as_f64().unwrap() - total).abs() < 1e-6);
+    // every ranked access is wasteful, costliest first
+    let bytes: Vec<f64> = accesses
+        .iter()
+        .map(|a| a["impact"]["excess_bytes"].as_f64().unwrap())
+        .collect();
+    assert!(bytes.windows(2).all(|w| w[0] >= w[1]) && bytes.iter().all(|b| *b > 0.0));
+
+    // the text ranking leads with the same kernel, and findings carry the estimate
+    let text = common::run(&[
+        "audit",
+        "--sort",
+        "impact",
+        "--no-cache",
+        "fixtures/transpose.cu",
+    ]);
+    let first = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("  1  "))
+        .unwrap();
+    assert!(first.contains("transpose_shared"), "{first}");
+    let check = common::run(&["check", "--no-cache", "fixtures/transpose.cu"]);
+    assert!(
+        check
+            .stdout
+            .contains("impact: 393,216 excess sectors per launch (12.6 MB), 100% of kernel `transpose_naive`'s"),
+        "{}",
+        check.stdout
+    );
+
+    // SARIF: the rank is each finding's share of the run's estimated excess, in percent
+    let sarif = common::json(&[
+        "check",
+        "--format",
+        "sarif",
+        "--no-cache",
+        "fixtures/transpose.cu",
+    ]);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    let ranked: Vec<(String, f64)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["properties"]["kernel"].as_str().unwrap().to_string(),
+                r["rank"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let top = ranked.iter().max_by(|a, b| a.1.total_cmp(&b.1)).unwrap();
+    assert_eq!(top.0, "transpose_shared");
+    assert!((top.1 - share * 100.0).abs() < 0.01, "{ranked:?}");
+    assert!((ranked.iter().map(|r| r.1).sum::<f64>() - 100.0).abs() < 0.01);
+}

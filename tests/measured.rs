@@ -248,3 +248,62 @@ fn every_fixture_with_a_kernel_is_measured() {
         "fixtures with kernels and no measurement in fixtures/measured (tools/measure/): {missing:?}"
     );
 }
+
+/// The impact estimate's request count (warps with a lane at the access x executions per warp
+/// x blocks) is what ncu counts as the line's Instructions Executed, wherever the fixture's
+/// launch gives the grid and one instruction carries the line's access.
+#[test]
+fn estimated_requests_are_the_instructions_ncu_counts() {
+    let root = common::root();
+    let (mut checked, mut misses) = (0, Vec::new());
+    for m in std::fs::read_dir(root.join("fixtures/measured"))
+        .unwrap()
+        .flatten()
+    {
+        let data: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(m.path()).unwrap()).unwrap();
+        let Some(fixture) = data["fixture"].as_str() else {
+            continue;
+        };
+        let audit = common::json(&["audit", "--format", "json", "--no-cache", fixture]);
+        for r in data["records"].as_array().unwrap() {
+            if r["sass"].as_array().map(Vec::len) != Some(1) {
+                continue;
+            }
+            let mine: Vec<f64> = audit["accesses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|a| {
+                    a["kernel"] == r["function"]
+                        && a["line"] == r["line"]
+                        && a["space"] == r["space"]
+                        && a["op"] == r["op"]
+                        && a["impact"]["blocks"].is_u64()
+                })
+                .filter_map(|a| a["impact"]["requests"].as_f64())
+                .collect();
+            let [requests] = mine[..] else { continue };
+            let executed = r["executed"].as_f64().unwrap();
+            checked += 1;
+            if (requests - executed).abs() > 0.01 * executed {
+                misses.push(format!(
+                    "{fixture}:{} {} {} in {}: {requests} requests estimated, {executed} executed",
+                    r["line"], r["space"], r["op"], r["function"]
+                ));
+            }
+        }
+    }
+    println!(
+        "requests: {} of {checked} measured lines as ncu counts them; differ:\n  {}",
+        checked - misses.len(),
+        misses.join("\n  ")
+    );
+    assert!(checked >= 300, "only {checked} lines compared");
+    // the misses are loops whose condition switches warps off from one iteration to the next
+    // (a reduction's `if (tid < s)`): the estimate counts the warps of the first iteration
+    assert!(
+        misses.len() * 50 <= checked,
+        "more than 2% of request counts differ from ncu's"
+    );
+}

@@ -325,6 +325,27 @@ pub fn evaluate_addr(
     out
 }
 
+/// Warps of the block with a lane on at the access, at the first iteration of its loops.
+pub fn active_warps(a: &RawAccess, shape: &Shape, runtime: &[i64], masks: &mut MaskCache) -> i64 {
+    let threads = shape.block.iter().product::<i64>().max(1);
+    let warps = (threads + WARP as i64 - 1) / WARP as i64;
+    if !a.mask.lane_varying {
+        return warps;
+    }
+    (0..warps)
+        .filter(|&w| {
+            let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &[]);
+            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, None));
+            masks
+                .map
+                .entry(key)
+                .or_insert_with(|| active_lanes(&ws, &a.mask))
+                .iter()
+                .any(|x| *x)
+        })
+        .count() as i64
+}
+
 /// Warps differ only by translation unless a lane-dependent condition switches some of them
 /// off (`if (tid < d)`): then every warp of the block is sampled, as ncu counts requests.
 /// A bounds check that leaves the first and last warps whole (`if (i < n)`) does not count.

@@ -2,6 +2,7 @@
 //! evaluates whole warps, and prices each access in the hardware's units.
 
 pub mod cost;
+pub mod impact;
 pub mod interp;
 pub mod lanes;
 mod padding;
@@ -14,6 +15,7 @@ use cudalint_syntax::{FileModel, FnKind, Function, Span};
 use std::collections::HashMap;
 
 pub use cost::{Class, Cost};
+pub use impact::{Impact, LoopCount, TripSource};
 pub use interp::{AccessOp, FieldInfo, InlineSite, Loc, Space};
 pub use project::Project;
 
@@ -82,6 +84,8 @@ pub enum ShapeSource {
 pub struct Shape {
     pub block: [i64; 3],
     pub grid: [i64; 3],
+    /// Whether the launch gives the grid (else `grid` is a runtime default).
+    pub grid_known: bool,
     pub source: ShapeSource,
     /// The GPU geometry the kernel is priced for.
     pub target: Target,
@@ -121,6 +125,8 @@ pub struct Access {
     pub piece: Option<(u8, u8)>,
     /// The element's own bytes where nvcc loads only its low `bytes` (`(int)offsets[i]`).
     pub narrowed_from: Option<i64>,
+    /// Its excess traffic per launch, where the cost has figures.
+    pub impact: Option<Impact>,
 }
 
 /// A kernel the analysis could not look into.
@@ -175,6 +181,7 @@ pub fn configurations(
             Shape {
                 block,
                 grid: [options.runtime_default, 1, 1],
+                grid_known: false,
                 source: ShapeSource::Configured,
                 target: options.target,
             },
@@ -212,14 +219,11 @@ pub fn configurations(
                         continue;
                     }
                 };
-                let grid = v.grid.filter(|g| g.iter().all(|x| *x > 0)).unwrap_or([
-                    options.runtime_default,
-                    1,
-                    1,
-                ]);
+                let known = v.grid.filter(|g| g.iter().all(|x| *x > 0));
                 let shape = Shape {
                     block,
-                    grid,
+                    grid: known.unwrap_or([options.runtime_default, 1, 1]),
+                    grid_known: known.is_some(),
                     source: ShapeSource::Launch((fi, l.span)),
                     target: options.target,
                 };
@@ -242,6 +246,7 @@ pub fn configurations(
             Shape {
                 block: fallback_block,
                 grid: [options.runtime_default, 1, 1],
+                grid_known: false,
                 source: fallback_source,
                 target: options.target,
             },
@@ -378,6 +383,15 @@ pub fn analyze_kernel_until(
                     }
                 }
             });
+            let impact = impact::estimate(
+                raw,
+                &cost,
+                &shape,
+                &run.runtime,
+                &runtime,
+                &run.loops,
+                &mut masks,
+            );
             let padding = if raw.space == Space::Shared && cost.ratio() > 1.0 {
                 padding::prove_padding(raw, &run, &shape, &runtime, &mut masks)
             } else {
@@ -403,6 +417,7 @@ pub fn analyze_kernel_until(
                 inlined_at: raw.inlined_at.clone(),
                 piece: raw.piece,
                 narrowed_from: raw.narrowed_from,
+                impact,
             };
             // the same access reached twice in one run (inlined helpers, macros) is kept once
             // per occurrence index so two calls of one helper stay two accesses

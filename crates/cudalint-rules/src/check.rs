@@ -136,6 +136,11 @@ pub struct AccessRecord {
     /// (`reinterpret_cast<float4*>(\n &C[i])[0] = v`) under a later one.
     pub end_line: usize,
     pub kernel: String,
+    /// Where the kernel is defined: kernels of one name in two programs rank apart.
+    #[serde(default)]
+    pub kernel_file: String,
+    #[serde(default)]
+    pub kernel_line: usize,
     #[serde(deserialize_with = "known::space")]
     pub space: crate::diagnostic::Name,
     #[serde(deserialize_with = "known::op")]
@@ -161,6 +166,9 @@ pub struct AccessRecord {
     /// What the figures assume that the source does not say (an element size not known).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumptions: Vec<String>,
+    /// Its estimated excess traffic per launch, where it is priced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impact: Option<crate::diagnostic::ImpactFigures>,
     /// Where the access is, as a byte range of the file (for editors).
     #[serde(skip)]
     pub span: std::ops::Range<usize>,
@@ -398,7 +406,7 @@ pub(crate) fn check_parsed_with(
                 if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
                     diagnostics.push((a.loc.0, d));
                 }
-                records.push((a.loc.0, record(a, &ctx)));
+                records.push((a.loc.0, record(a, &result.accesses, &ctx)));
             }
             (diagnostics, records, timed_out)
         })
@@ -535,7 +543,7 @@ type KernelFindings = (
     Vec<(usize, String)>,
 );
 
-fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
+fn record(a: &Access, kernel: &[Access], ctx: &Ctx) -> AccessRecord {
     let p = ctx.pos(a.loc);
     let (stride, reason) = match &a.cost.class {
         analysis::Class::Strided(s) => (Some(*s), None),
@@ -556,12 +564,15 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
             }
         })
         .collect();
+    let k = ctx.pos(a.kernel_loc);
     AccessRecord {
         file: p.file,
         line: p.line,
         column: p.column,
         end_line: p.end_line,
         kernel: a.kernel.clone(),
+        kernel_file: k.file,
+        kernel_line: k.line,
         space: a.space.as_str(),
         op: a.op.as_str(),
         bytes: a.bytes,
@@ -580,6 +591,7 @@ fn record(a: &Access, ctx: &Ctx) -> AccessRecord {
         assumptions: a.assumptions.clone(),
         span: p.bytes.clone(),
         lanes: a.cost.lanes.clone(),
+        impact: crate::impact::figures(a, kernel, ctx),
         geometry: (
             a.shape.target.sector_bytes,
             a.shape.target.banks,

@@ -79,6 +79,39 @@ pub struct Figures {
     pub wavefronts_per_request: Option<f64>,
     pub ideal_wavefronts_per_request: Option<f64>,
     pub block: [i64; 3],
+    /// The access's estimated excess traffic per launch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub impact: Option<ImpactFigures>,
+}
+
+/// What an access's waste weighs in a launch: Nsight Compute's excessive sectors (global)
+/// or excessive wavefronts (shared) of its source line, predicted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ImpactFigures {
+    /// `sectors` (global) or `wavefronts` (shared).
+    #[serde(deserialize_with = "crate::impact::deserialize_unit")]
+    pub unit: Name,
+    /// Excess units of one warp request: the cost minus the ideal.
+    pub excess_per_request: f64,
+    /// Warps of a block with a lane on at the access.
+    pub warps_per_block: i64,
+    /// How many times one warp executes it (the enclosing loops' trip counts).
+    pub executions_per_warp: f64,
+    /// Blocks per launch; absent when the launch's grid is not known, and the figures are
+    /// then per block.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<i64>,
+    /// Warp requests per launch (per block without `blocks`).
+    pub requests: f64,
+    /// Excess units per launch (per block without `blocks`).
+    pub excess: f64,
+    /// The excess in bytes (32 per sector, 128 per wavefront), so that global and shared
+    /// accesses rank together.
+    pub excess_bytes: f64,
+    /// Share of its kernel's estimated excess bytes, 0 to 1.
+    pub share_of_kernel: f64,
+    /// The trip counts and grid the estimate takes, and where they come from.
+    pub assumptions: Vec<String>,
 }
 
 /// A name from a fixed table (rule codes and names, spaces, ops, classes). An alias, so that

@@ -7,6 +7,7 @@ pub mod check;
 pub mod codes;
 pub mod config;
 pub mod diagnostic;
+pub mod impact;
 mod include_context;
 pub mod incremental;
 mod kernel_cache;

@@ -6,7 +6,9 @@
 //! inside such a segment moves by how far the segment's start moved; a span inside a kernel that
 //! changed, or one across segments, cannot be moved and the kernel is analysed again.
 
-use cudalint_analysis::{Access, Analysis, InlineSite, Loc, Padding, Shape, ShapeSource, Skipped};
+use cudalint_analysis::{
+    Access, Analysis, Impact, InlineSite, Loc, LoopCount, Padding, Shape, ShapeSource, Skipped,
+};
 use cudalint_syntax::Span;
 
 /// One file's kernels, old and new, parallel, in text order.
@@ -117,6 +119,7 @@ impl Moves {
                 inlined_at,
                 piece: _,
                 narrowed_from: _,
+                impact,
             } = x;
             self.loc(loc)?;
             for InlineSite { loc, callee: _ } in inlined_at {
@@ -125,9 +128,29 @@ impl Moves {
             self.loc(kernel_loc)?;
             self.opt(decl)?;
             self.opt(lane_term)?;
+            if let Some(Impact {
+                excess_per_request: _,
+                warps_per_block: _,
+                loops,
+                per_instruction: _,
+                blocks: _,
+                grid_from,
+            }) = impact
+            {
+                for LoopCount {
+                    at,
+                    count: _,
+                    source: _,
+                } in loops
+                {
+                    self.loc(at)?;
+                }
+                self.opt(grid_from)?;
+            }
             let Shape {
                 block: _,
                 grid: _,
+                grid_known: _,
                 source,
                 target: _,
             } = shape;

@@ -2,8 +2,10 @@
 
 mod baseline;
 mod fix;
+mod impact_rank;
 mod inputs;
 mod ncu;
+mod ranking;
 mod render;
 mod sarif;
 mod summary;
@@ -32,6 +34,14 @@ enum Format {
     /// Counts per path: files with parse errors, kernels not analysed and why, accesses by
     /// class, findings by code, the most common reasons for `unknown`
     Summary,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Sort {
+    /// By file, line and column.
+    Location,
+    /// By estimated excess traffic, costliest first.
+    Impact,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -169,6 +179,11 @@ enum Command {
         paths: Vec<String>,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
+        /// `impact`: kernels and accesses ranked by estimated excess traffic per launch
+        /// (excess sectors x 32 B, excess shared wavefronts x 128 B), with each one's share of
+        /// its kernel's and of the run's total
+        #[arg(long, value_enum, default_value = "location")]
+        sort: Sort,
         #[command(flatten)]
         analysis: AnalysisArgs,
     },
@@ -488,16 +503,25 @@ fn main() -> ExitCode {
         Command::Audit {
             paths,
             format,
+            sort,
             analysis,
         } => {
             let (_, reports, errors, _) = match run(&paths, &analysis, true) {
                 Ok(r) => r,
                 Err(code) => return code,
             };
-            match format {
-                Format::Text => print!("{}", render::audit_text(&reports)),
-                Format::Json => println!("{}", render::audit_json(&reports, &errors)),
-                Format::Summary => print!("{}", summary::render(&paths, &reports, 20)),
+            match (format, sort) {
+                (Format::Text, Sort::Location) => print!("{}", render::audit_text(&reports)),
+                (Format::Json, Sort::Location) => {
+                    println!("{}", render::audit_json(&reports, &errors))
+                }
+                (Format::Text, Sort::Impact) => {
+                    print!("{}", ranking::text(&ranking::rank(&reports)))
+                }
+                (Format::Json, Sort::Impact) => {
+                    println!("{}", ranking::json(&ranking::rank(&reports), &errors))
+                }
+                (Format::Summary, _) => print!("{}", summary::render(&paths, &reports, 20)),
             }
             ExitCode::from(if errors.is_empty() { 0 } else { 2 })
         }

@@ -25,6 +25,9 @@ pub struct Measured {
     /// Whether any one instruction of the line is wasteful (two accesses on a line, one
     /// strided, must not average into "fine").
     pub any_waste: bool,
+    /// Excessive sectors (global) or wavefronts (shared) per kernel that ran the line: ncu's
+    /// own excess columns, or the theoretical minus the ideal where the export lacks them.
+    pub excess_by_kernel: BTreeMap<String, f64>,
 }
 
 impl Measured {
@@ -159,6 +162,17 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
             5..=8 => 2.0,
             _ => 4.0,
         };
+        let excess = match space {
+            "global" => get("L2 Theoretical Sectors Global Excessive")
+                .parse::<f64>()
+                .unwrap_or((sectors - ideal).max(0.0)),
+            _ => get("L1 Wavefronts Shared Excessive")
+                .parse::<f64>()
+                .unwrap_or(((nway - ideal_nway) * executed).max(0.0)),
+        };
+        *m.excess_by_kernel
+            .entry(crate::impact_rank::kernel_name(&function))
+            .or_insert(0.0) += excess;
         m.any_waste |= if space == "global" {
             sectors >= 2.0 * ideal - 0.01 * executed
         } else {
@@ -238,6 +252,8 @@ pub struct Row {
     pub predicted: Option<(f64, f64)>,
     pub verdict: Verdict,
     pub text: String,
+    /// The estimated excess bytes of cudalint's accesses on the line, with their kernel.
+    pub impacts: Vec<(String, f64)>,
 }
 
 pub fn compare(
@@ -295,12 +311,17 @@ pub fn compare(
             .map(|a| a.text.as_str())
             .collect::<Vec<_>>()
             .join("; ");
+        let impacts = mine
+            .iter()
+            .filter_map(|a| Some((a.kernel.clone(), a.impact.as_ref()?.excess_bytes)))
+            .collect();
         rows.push(Row {
             measured: m.clone(),
             local: local.clone(),
             predicted,
             verdict,
             text,
+            impacts,
         });
     }
     rows
@@ -431,6 +452,9 @@ pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bo
     let reports = cudalint_rules::check(&inputs, settings);
     let rows = compare(&measured, &reports, &locals);
     let mut out = render(&rows);
+    out.push_str(&crate::impact_rank::render(&crate::impact_rank::rank(
+        &rows, &reports,
+    )));
     for f in unfound {
         out.push_str(&format!(
             "note: {f} (a file of the profile) is not under {}: its lines are left out\n",
@@ -460,6 +484,7 @@ mod tests {
             ideal_sectors: 40.0,
             nway_weighted: 0.0,
             any_waste: true,
+            excess_by_kernel: BTreeMap::new(),
         }
     }
 

@@ -54,7 +54,8 @@ fn location(p: &Position, inputs: &[Input]) -> Value {
     })
 }
 
-fn result(d: &Diagnostic, inputs: &[Input]) -> Value {
+/// `total`: the estimated excess bytes of every finding of the run, for each one's `rank`.
+fn result(d: &Diagnostic, inputs: &[Input], total: f64) -> Value {
     let rule_index = RULES.iter().position(|r| r.code == d.code).unwrap_or(0);
     let related: Vec<Value> = d
         .labels
@@ -85,6 +86,12 @@ fn result(d: &Diagnostic, inputs: &[Input]) -> Value {
     }
     if let Some(f) = &d.figures {
         r["properties"]["figures"] = serde_json::to_value(f).unwrap_or(Value::Null);
+        // SARIF's rank is 0 to 100: the finding's share of the run's estimated excess, so
+        // that code scanning lists the costliest first
+        if let Some(i) = f.impact.as_ref().filter(|_| total > 0.0) {
+            r["rank"] = json!((i.excess_bytes / total * 100_000.0).round() / 1000.0);
+            r["properties"]["excessBytes"] = json!(i.excess_bytes);
+        }
     }
     if let Some(fix) = &d.fix {
         r["properties"]["help"] = json!(fix.title);
@@ -124,10 +131,15 @@ pub fn render(reports: &[FileReport], inputs: &[Input]) -> String {
             })
         })
         .collect();
+    let total: f64 = reports
+        .iter()
+        .flat_map(|r| &r.diagnostics)
+        .filter_map(|d| Some(d.figures.as_ref()?.impact.as_ref()?.excess_bytes))
+        .sum();
     let results: Vec<Value> = reports
         .iter()
         .flat_map(|r| &r.diagnostics)
-        .map(|d| result(d, inputs))
+        .map(|d| result(d, inputs, total))
         .collect();
     let root = std::env::current_dir()
         .ok()

@@ -2,9 +2,9 @@
 //! `init + iteration * step` so the cost model can sample later iterations, and trip counts
 //! when bound, start and step are constants. The body itself runs through `stmt.rs`.
 
-use super::{KernelRun, LoopInfo, Val};
+use super::{KernelRun, LoopBounds, LoopInfo, Val};
 use crate::sym::{self, UnaryOp, Var};
-use cudalint_syntax::{BinOp, Expr, ExprKind, Stmt, UnOp};
+use cudalint_syntax::{BinOp, Expr, ExprKind, Span, Stmt, UnOp};
 
 impl KernelRun<'_> {
     pub(super) fn run_loop(
@@ -12,6 +12,7 @@ impl KernelRun<'_> {
         cond: Option<&Expr>,
         body: &[Stmt],
         mut steps: Vec<Induction>,
+        at: Span,
     ) {
         for s in body {
             if let Stmt::Expr(e) = s {
@@ -19,7 +20,12 @@ impl KernelRun<'_> {
             }
         }
         let id = self.loops.len() as u32;
-        self.loops.push(LoopInfo { trip: None });
+        let at = self.loc(at);
+        self.loops.push(LoopInfo {
+            trip: None,
+            at,
+            bounds: None,
+        });
         let iter = sym::var(Var::LoopIter(id));
         let mut trip_inputs = None;
         for ind in &steps {
@@ -67,8 +73,20 @@ impl KernelRun<'_> {
             self.assign_local(&ind.name, new);
         }
         if let (Some(c), Some((name, s0, step, shift))) = (cond, trip_inputs) {
-            self.loops[id as usize].trip =
-                trip_count(c, &name, s0.as_const(), step.as_const(), shift, self);
+            if let Some((cmp, bound)) = compared_to(c, &name) {
+                let bound = self.pure_rvalue(bound).sym();
+                let info = &mut self.loops[id as usize];
+                if let (Some(s), Some(b)) = (s0.as_const(), bound.as_const()) {
+                    info.trip = trip_count(cmp, s, b, step.as_const(), shift);
+                }
+                info.bounds = Some(LoopBounds {
+                    start: s0,
+                    bound,
+                    step,
+                    cmp,
+                    shift,
+                });
+            }
         }
         let saved = self.mask.clone();
         if let Some(c) = cond {
@@ -179,27 +197,34 @@ fn push_induction(out: &mut Vec<Induction>, name: &str, step: StepKind) {
     }
 }
 
-/// Trip count of `for (v = v0; v <cmp> bound; v += step)` when all three are constants.
-fn trip_count(
-    cond: &Expr,
-    name: &str,
-    v0: Option<i64>,
-    step: Option<i64>,
-    shift: Option<(BinOp, i64)>,
-    run: &mut KernelRun,
-) -> Option<i64> {
+/// `v <cmp> bound` for the induction variable `v`: the comparison and the bound.
+fn compared_to<'e>(cond: &'e Expr, name: &str) -> Option<(BinOp, &'e Expr)> {
     let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
         return None;
     };
     if !matches!(&lhs.kind, ExprKind::Ident(n) if n == name) {
         return None;
     }
-    let bound = run.pure_rvalue(rhs).sym().as_const()?;
-    let v0 = v0?;
+    matches!(
+        op,
+        BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Ne
+    )
+    .then_some((*op, &**rhs))
+}
+
+/// Trip count of `for (v = v0; v <cmp> bound; v += step)` (or a shift each iteration), up to
+/// 4096 iterations; `None` past that or when the loop never ends.
+pub fn trip_count(
+    cmp: BinOp,
+    v0: i64,
+    bound: i64,
+    step: Option<i64>,
+    shift: Option<(BinOp, i64)>,
+) -> Option<i64> {
     let mut v = v0;
     let mut n = 0i64;
     while n < 4096 {
-        let holds = match op {
+        let holds = match cmp {
             BinOp::Lt => v < bound,
             BinOp::Le => v <= bound,
             BinOp::Gt => v > bound,

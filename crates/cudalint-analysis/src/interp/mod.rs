@@ -21,6 +21,7 @@ mod place;
 mod stmt;
 
 pub use launch::LaunchValues;
+pub use loops::trip_count;
 
 use crate::project::Project;
 use crate::sym::{self, Sym, Var};
@@ -142,7 +143,23 @@ pub struct RuntimeVar {
 
 #[derive(Clone, Debug)]
 pub struct LoopInfo {
+    /// The trip count when start, bound and step are constants.
     pub trip: Option<i64>,
+    /// The loop's statement (a `for`) or condition (a `while`): estimates name its line.
+    pub at: Loc,
+    /// The induction variable's start, bound and step, for a trip count under the values
+    /// assumed for runtime quantities (`for (k = 0; k < K; k += 32)`).
+    pub bounds: Option<LoopBounds>,
+}
+
+/// `for (v = start; v <cmp> bound; v += step)`, or `v <<= k` / `v >>= k` when `shift` is set.
+#[derive(Clone, Debug)]
+pub struct LoopBounds {
+    pub start: Sym,
+    pub bound: Sym,
+    pub step: Sym,
+    pub cmp: cudalint_syntax::BinOp,
+    pub shift: Option<(cudalint_syntax::BinOp, i64)>,
 }
 
 #[derive(Clone, Debug)]

@@ -140,7 +140,7 @@ impl KernelRun<'_> {
                 cond,
                 update,
                 body,
-                ..
+                span,
             } => {
                 self.scopes.push(Vec::new());
                 for s in init {
@@ -150,7 +150,7 @@ impl KernelRun<'_> {
                 if let Some(u) = update {
                     collect_inductions(u, &mut steps);
                 }
-                self.run_loop(cond.as_deref(), body, steps);
+                self.run_loop(cond.as_deref(), body, steps, *span);
                 self.scopes.pop();
             }
             Stmt::While {
@@ -160,7 +160,7 @@ impl KernelRun<'_> {
             } => {
                 self.scopes.push(Vec::new());
                 let c = if *do_while { None } else { Some(&**cond) };
-                self.run_loop(c, body, Vec::new());
+                self.run_loop(c, body, Vec::new(), cond.span);
                 self.scopes.pop();
             }
             Stmt::Return(e, _) => {

@@ -20,12 +20,20 @@ pub fn check_access(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<Diagnost
     if a.piece.is_some_and(|(k, _)| k > 0) {
         return None;
     }
-    not_analysed::check_access(a, ctx)
+    let mut d = not_analysed::check_access(a, ctx)
         .or_else(|| data_dependent::check(a, ctx))
         .or_else(|| aos_field::check(a, ctx))
         .or_else(|| uncoalesced_global::check(a, kernel, ctx))
         .or_else(|| misaligned_global::check(a, ctx))
-        .or_else(|| bank_conflict::check(a, ctx))
+        .or_else(|| bank_conflict::check(a, ctx))?;
+    if let (Some(f), Some(impact)) = (
+        d.figures.as_mut(),
+        crate::impact::figures(a, kernel, ctx).filter(|i| i.excess > 0.0),
+    ) {
+        d.notes.push(crate::impact::note(&impact, &a.kernel));
+        f.impact = Some(impact);
+    }
+    Some(d)
 }
 
 pub(crate) fn fmt_num(x: f64) -> String {
@@ -231,6 +239,7 @@ pub(crate) fn make(
             wavefronts_per_request: a.cost.wavefronts,
             ideal_wavefronts_per_request: a.cost.ideal_wavefronts,
             block: a.shape.block,
+            impact: None,
         }),
     }
 }

@@ -1,0 +1,247 @@
+//! How much an access's waste weighs in a launch: its excess per warp request times the
+//! requests the launch issues. This is what Nsight Compute's SourceCounters call excessive
+//! sectors (global) and excessive wavefronts (shared), predicted.
+
+use crate::cost::{self, Cost, MaskCache};
+use crate::interp::{LoopInfo, RawAccess, RuntimeVar, Space};
+use crate::lanes::{WarpSample, WARP};
+use crate::sym::{Sym, Var};
+use crate::{Loc, Shape, ShapeSource};
+use cudalint_syntax::BinOp;
+
+/// Iterations assumed for a loop whose trip count nothing gives (a `while` on loaded data):
+/// as many as the cost model samples of it.
+pub const UNKNOWN_TRIP: f64 = 8.0;
+
+/// Bytes one excess unit stands for, so that global and shared accesses rank together: a
+/// sector is 32 bytes fetched; a wavefront is one pass of shared memory's 128-byte data path.
+pub const SECTOR_WEIGHT: f64 = 32.0;
+pub const WAVEFRONT_WEIGHT: f64 = 128.0;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TripSource {
+    /// Start, bound and step are constants.
+    Constant,
+    /// Computed with these runtime quantities at their assumed values.
+    Assumed(Vec<(String, i64)>),
+    /// Nothing gives it: [`UNKNOWN_TRIP`] is assumed.
+    Unknown,
+}
+
+/// One enclosing loop: how many times one warp runs its body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopCount {
+    pub at: Loc,
+    pub count: f64,
+    pub source: TripSource,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Impact {
+    /// Excess sectors (global) or wavefronts (shared) of one warp request.
+    pub excess_per_request: f64,
+    /// Warps of a block with a lane on at the access.
+    pub warps_per_block: i64,
+    /// Enclosing loops, outermost first, with their counts.
+    pub loops: Vec<LoopCount>,
+    /// Loop iterations one instruction covers (a vector access of an unrolled loop).
+    pub per_instruction: i64,
+    /// Blocks of one launch: `None` when the launch's grid is not known (the estimate is
+    /// then per block).
+    pub blocks: Option<i64>,
+    /// Where the grid comes from, when it is known.
+    pub grid_from: Option<Loc>,
+}
+
+impl Impact {
+    /// How many times one warp executes the access.
+    pub fn executions_per_warp(&self) -> f64 {
+        let n: f64 = self.loops.iter().map(|l| l.count).product();
+        n / self.per_instruction.max(1) as f64
+    }
+
+    /// Warp requests per block.
+    pub fn requests_per_block(&self) -> f64 {
+        self.warps_per_block as f64 * self.executions_per_warp()
+    }
+
+    /// Warp requests per launch (per block when the grid is not known).
+    pub fn requests(&self) -> f64 {
+        self.requests_per_block() * self.blocks.unwrap_or(1) as f64
+    }
+
+    /// Excess sectors or wavefronts per launch (per block when the grid is not known).
+    pub fn excess(&self) -> f64 {
+        self.excess_per_request * self.requests()
+    }
+
+    /// [`Self::excess`] in bytes: sectors at 32, wavefronts at 128.
+    pub fn excess_bytes(&self, space: Space) -> f64 {
+        let w = if space == Space::Shared {
+            WAVEFRONT_WEIGHT
+        } else {
+            SECTOR_WEIGHT
+        };
+        self.excess() * w
+    }
+}
+
+/// The impact of an access priced at `cost`; `None` where the cost has no figures.
+pub fn estimate(
+    a: &RawAccess,
+    c: &Cost,
+    shape: &Shape,
+    runtime: &[RuntimeVar],
+    values: &[i64],
+    loops: &[LoopInfo],
+    masks: &mut MaskCache,
+) -> Option<Impact> {
+    let excess_per_request = match a.space {
+        Space::Shared => c.wavefronts? - c.ideal_wavefronts?,
+        _ => c.sectors? - c.ideal_sectors?,
+    }
+    .max(0.0);
+    let warps_per_block = cost::active_warps(a, shape, values, masks);
+    let counts = a
+        .loops
+        .iter()
+        .filter_map(|&id| loops.get(id as usize))
+        .map(|l| loop_count(l, shape, runtime, values))
+        .collect();
+    let (blocks, grid_from) = match &shape.source {
+        ShapeSource::Launch(at) if shape.grid_known => {
+            (Some(shape.grid.iter().product::<i64>().max(1)), Some(*at))
+        }
+        _ => (None, None),
+    };
+    Some(Impact {
+        excess_per_request,
+        warps_per_block,
+        loops: counts,
+        per_instruction: a.iter_step.max(1),
+        blocks,
+        grid_from,
+    })
+}
+
+/// How many times the first warp runs a loop's body: its longest-running lane's trip count
+/// with the loops around it at their first iteration.
+fn loop_count(l: &LoopInfo, shape: &Shape, runtime: &[RuntimeVar], values: &[i64]) -> LoopCount {
+    if let Some(t) = l.trip {
+        return LoopCount {
+            at: l.at,
+            count: t as f64,
+            source: TripSource::Constant,
+        };
+    }
+    let unknown = LoopCount {
+        at: l.at,
+        count: UNKNOWN_TRIP,
+        source: TripSource::Unknown,
+    };
+    let Some(b) = &l.bounds else {
+        return unknown;
+    };
+    let ws = WarpSample::new(shape.block, shape.grid, 0, values, &[]);
+    let (Ok(start), Ok(bound), Ok(step)) = (ws.eval(&b.start), ws.eval(&b.bound), ws.eval(&b.step))
+    else {
+        return unknown;
+    };
+    let mut most: Option<f64> = None;
+    for lane in (0..WARP).filter(|l| ws.active[*l]) {
+        let n = match b.shift {
+            Some(shift) => {
+                crate::interp::trip_count(b.cmp, start[lane], bound[lane], None, Some(shift))
+                    .map(|n| n as f64)
+            }
+            None => closed_form(b.cmp, start[lane], bound[lane], step[lane]),
+        };
+        let Some(n) = n else {
+            return unknown;
+        };
+        most = Some(most.map_or(n, |m: f64| m.max(n)));
+    }
+    let Some(count) = most else {
+        return unknown;
+    };
+    let mut named: Vec<(String, i64)> = Vec::new();
+    for s in [&b.start, &b.bound, &b.step] {
+        collect_runtime(s, runtime, &mut named);
+    }
+    LoopCount {
+        at: l.at,
+        count,
+        source: if named.is_empty() {
+            TripSource::Constant
+        } else {
+            TripSource::Assumed(named)
+        },
+    }
+}
+
+/// Iterations of `v = start; v <cmp> bound; v += step`, without running them.
+fn closed_form(cmp: BinOp, start: i64, bound: i64, step: i64) -> Option<f64> {
+    let (start, bound, step) = (start as i128, bound as i128, step as i128);
+    let n = match cmp {
+        BinOp::Lt | BinOp::Le | BinOp::Ne if step > 0 => {
+            let end = if cmp == BinOp::Le { bound + 1 } else { bound };
+            if start >= end {
+                0
+            } else {
+                (end - start + step - 1) / step
+            }
+        }
+        BinOp::Gt | BinOp::Ge | BinOp::Ne if step < 0 => {
+            let end = if cmp == BinOp::Ge { bound - 1 } else { bound };
+            if start <= end {
+                0
+            } else {
+                (start - end + (-step) - 1) / (-step)
+            }
+        }
+        // a condition that holds from the start and a step that never ends it
+        _ => {
+            let holds = match cmp {
+                BinOp::Lt => start < bound,
+                BinOp::Le => start <= bound,
+                BinOp::Gt => start > bound,
+                BinOp::Ge => start >= bound,
+                _ => start != bound,
+            };
+            if holds {
+                return None;
+            }
+            0
+        }
+    };
+    Some(n as f64)
+}
+
+fn collect_runtime(s: &Sym, runtime: &[RuntimeVar], out: &mut Vec<(String, i64)>) {
+    s.visit_vars(&mut |v| {
+        if let Var::Runtime(i) = v {
+            if let Some(r) = runtime.get(i as usize) {
+                if !out.iter().any(|(n, _)| *n == r.name) {
+                    out.push((r.name.clone(), r.value));
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_form_counts_as_the_loop_runs() {
+        assert_eq!(closed_form(BinOp::Lt, 0, 1024, 32), Some(32.0));
+        assert_eq!(closed_form(BinOp::Lt, 5, 1024, 256), Some(4.0));
+        assert_eq!(closed_form(BinOp::Le, 0, 10, 1), Some(11.0));
+        assert_eq!(closed_form(BinOp::Gt, 10, 0, -1), Some(10.0));
+        assert_eq!(closed_form(BinOp::Ge, 10, 0, -2), Some(6.0));
+        assert_eq!(closed_form(BinOp::Lt, 2000, 1024, 1), Some(0.0));
+        assert_eq!(closed_form(BinOp::Lt, 0, 1024, 0), None);
+        assert_eq!(closed_form(BinOp::Lt, 0, 1024, -1), None);
+    }
+}
