@@ -125,6 +125,26 @@ fn leaves(
     out
 }
 
+/// What a text leaves defined or undefined at its end, its `#if` branches selected with
+/// `defines`: a forced include's (`-include config.h`) macros, which hold from the first line
+/// of the file. What it includes in turn is not followed.
+pub(crate) fn macros_left(text: &str, defines: &Defines) -> Vec<(String, HeaderMacro)> {
+    let kept = cudalint_syntax::preprocess::select_branches(text, defines);
+    let mut out: BTreeMap<String, HeaderMacro> = BTreeMap::new();
+    for e in directive_events(&kept, |_| None) {
+        match e {
+            Event::Define(name, m) => {
+                out.insert(name, m);
+            }
+            Event::Undef(name) => {
+                out.insert(name, HeaderMacro::Undefined);
+            }
+            Event::Include(..) => {}
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Each preprocessor directive of a text, after its `#`, with whether its line is continued
 /// with a backslash; the continuation lines themselves are not directives.
 pub(crate) fn directive_lines(text: &str) -> impl Iterator<Item = (&str, bool)> {
