@@ -223,14 +223,19 @@ pub fn base_defines_with(
             for (name, what) in spec {
                 d.insert_specifier(&name, what);
             }
-            if let Some(build) = &i.build {
+            if i.build.is_some() || i.compile.is_some() {
                 // a name neither the program nor its build files set is not defined in a
-                // plain build; reserved names (`_WIN32`, `__CUDA_ARCH__`) are the compiler's
+                // plain build; reserved names (`_WIN32`, `__CUDA_ARCH__`) are the compiler's.
+                // A compile command is the build's own word: what it does not define, the
+                // build does not, whatever the build files mention
+                let may_set = |name: &str| {
+                    i.compile.is_none() && i.build.as_ref().is_some_and(|b| b.mentions(name))
+                };
                 for name in crate::build_files::tested_names(&i.text) {
                     if !name.starts_with('_')
                         && d.is_defined(name).is_none()
                         && !set_by_program.contains(name)
-                        && !build.mentions(name)
+                        && !may_set(name)
                     {
                         let _ = d.undefine(name);
                     }
