@@ -1171,3 +1171,239 @@ fn audit_ranks_kernels_and_accesses_by_estimated_excess() {
     assert!((top.1 - share * 100.0).abs() < 0.01, "{ranked:?}");
     assert!((ranked.iter().map(|r| r.1).sum::<f64>() - 100.0).abs() < 0.01);
 }
+
+/// A project whose flags only its compile command knows: a macro with spaces in its value
+/// (quoted), a branch picked by a response file, a header in a folder only `-I` names, and a
+/// `-D` passed through to the host compiler that device code must not see.
+fn compile_commands_project(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(dir.join("proj/src")).unwrap();
+    std::fs::create_dir_all(dir.join("proj/vendor/cfg")).unwrap();
+    std::fs::create_dir_all(dir.join("db")).unwrap();
+    std::fs::write(dir.join("proj/vendor/cfg/base.h"), "#define BASE 0\n").unwrap();
+    std::fs::write(
+        dir.join("proj/src/k.cu"),
+        "#include \"base.h\"\n\
+         #ifdef USE_WIDE\n#define STEP STRIDE\n#else\n#define STEP 1\n#endif\n\
+         __global__ void strided(float* out, const float* in) {\n  \
+         int t = blockIdx.x * blockDim.x + threadIdx.x;\n  out[t] = in[t * STEP];\n}\n\
+         __global__ void host_flag(float* out) {\n  \
+         int t = blockIdx.x * blockDim.x + threadIdx.x;\n\
+         #ifdef HOST_ONLY\n  out[t * 16 + BASE] = 0.0f;\n#else\n  out[t + BASE] = 0.0f;\n#endif\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("proj/flags.rsp"),
+        "\"-DUSE_WIDE\" -DNAME=\"a b\"\n",
+    )
+    .unwrap();
+    let command = "/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler '-DSTRIDE=(4 * 8)' \
+                   -I vendor/cfg -Xcompiler -DHOST_ONLY @flags.rsp -DQUOTED=\\\"x\\\" \
+                   --generate-code=arch=compute_90,code=[compute_90,sm_90] -x cu -c src/k.cu -o k.o";
+    let db = serde_json::json!([{
+        "directory": dir.join("proj"),
+        "command": command,
+        "file": "src/k.cu",
+    }]);
+    std::fs::write(dir.join("db/compile_commands.json"), db.to_string()).unwrap();
+    dir
+}
+
+/// The strided load's stride in bytes, if it is strided, and every `unknown` access's reason.
+fn stride_and_unknowns(args: &[&str]) -> (Option<i64>, Vec<String>) {
+    let mut all = vec!["audit", "--no-cache", "--format", "json"];
+    all.extend_from_slice(args);
+    let out = common::json(&all);
+    let accesses = out["accesses"].as_array().unwrap();
+    let stride = accesses
+        .iter()
+        .find(|a| a["kernel"] == "strided" && a["op"] == "load")
+        .and_then(|a| a["stride_bytes"].as_i64());
+    let unknown = accesses
+        .iter()
+        .filter_map(|a| a["reason"].as_str().map(str::to_string))
+        .collect();
+    (stride, unknown)
+}
+
+#[test]
+fn compile_commands_give_each_file_its_builds_flags() {
+    let dir = compile_commands_project("compile-commands");
+    let db = s(&dir.join("db/compile_commands.json"));
+    let k = s(&dir.join("proj/src/k.cu"));
+    // the response file's USE_WIDE picks the strided branch, STRIDE = (4 * 8) floats from the
+    // quoted word, BASE comes from the header only -I finds, and -Xcompiler's HOST_ONLY is
+    // the host compiler's: host_flag's store stays coalesced
+    let r = common::run(&[
+        "check",
+        "--no-cache",
+        "--format",
+        "json",
+        "--compile-commands",
+        &db,
+        &k,
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let out: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let found: Vec<(&str, &str)> = out["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["code"].as_str().unwrap(), d["kernel"].as_str().unwrap()))
+        .collect();
+    assert_eq!(found, [("CL201", "strided")], "{out}");
+    assert_eq!(
+        stride_and_unknowns(&["--compile-commands", &db, &k]),
+        (Some(128), vec![])
+    );
+    // a folder holding the database will do
+    assert_eq!(
+        stride_and_unknowns(&["--compile-commands", &s(&dir.join("db")), &k]).0,
+        Some(128)
+    );
+    // the command line wins over the database
+    assert_eq!(
+        stride_and_unknowns(&["--compile-commands", &db, "-U", "USE_WIDE", &k]).0,
+        None
+    );
+    assert_eq!(
+        stride_and_unknowns(&["--compile-commands", &db, "-D", "STRIDE=2", &k]).0,
+        Some(8)
+    );
+    // without it: no USE_WIDE, and base.h is not found, so BASE is unknown
+    let (stride, unknown) = stride_and_unknowns(&[&k]);
+    assert_eq!(stride, None);
+    assert!(unknown.iter().any(|r| r.contains("BASE")), "{unknown:?}");
+    // cudalint.toml names it, relative to its folder; --no-compile-commands turns it off
+    std::fs::write(
+        dir.join("proj/cudalint.toml"),
+        "compile-commands = \"../db\"\n",
+    )
+    .unwrap();
+    assert_eq!(stride_and_unknowns(&[&k]).0, Some(128));
+    assert_eq!(stride_and_unknowns(&["--no-compile-commands", &k]).0, None);
+    // found by looking: in the project's build/ folder, above the file
+    std::fs::remove_file(dir.join("proj/cudalint.toml")).unwrap();
+    std::fs::create_dir_all(dir.join("proj/build")).unwrap();
+    std::fs::rename(
+        dir.join("db/compile_commands.json"),
+        dir.join("proj/build/compile_commands.json"),
+    )
+    .unwrap();
+    assert_eq!(stride_and_unknowns(&[&k]).0, Some(128));
+}
+
+#[test]
+fn a_bad_compile_commands_names_the_file_and_what_is_wrong() {
+    let dir = compile_commands_project("bad-compile-commands");
+    let k = s(&dir.join("proj/src/k.cu"));
+    let fails = |db: &str, text: Option<&str>| -> String {
+        let path = dir.join(db);
+        if let Some(text) = text {
+            std::fs::write(&path, text).unwrap();
+        }
+        let r = common::run(&["check", "--compile-commands", &s(&path), &k]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains(&s(&path)), "{}", r.stderr);
+        r.stderr
+    };
+    assert!(fails("nowhere.json", None).contains("no such file"));
+    assert!(fails("db/bad.json", Some("[{\"directory\": \"/\","))
+        .contains("not a compilation database"));
+    let e = fails(
+        "db/nofile.json",
+        Some("[{\"directory\": \"/\", \"arguments\": [\"nvcc\"]}]"),
+    );
+    assert!(e.contains("entry 1 has no `file`"), "{e}");
+    let e = fails(
+        "db/quote.json",
+        Some("[{\"directory\": \"/\", \"file\": \"k.cu\", \"command\": \"nvcc '-DX\"}]"),
+    );
+    assert!(e.contains("single quote is not closed"), "{e}");
+    // a cudalint.toml naming a database that is not there: its file, line and key
+    std::fs::write(
+        dir.join("proj/cudalint.toml"),
+        "\ncompile-commands = \"gone.json\"\n",
+    )
+    .unwrap();
+    let r = common::run(&["check", &k]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("cudalint.toml:2:") && r.stderr.contains("compile-commands"),
+        "{}",
+        r.stderr
+    );
+    std::fs::remove_file(dir.join("proj/cudalint.toml")).unwrap();
+    // one found by looking that does not read: a warning, and the run goes on without it
+    std::fs::create_dir_all(dir.join("proj/build")).unwrap();
+    std::fs::write(dir.join("proj/build/compile_commands.json"), "{oops").unwrap();
+    let r = common::run(&["check", "--no-cache", &k]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("warning")
+            && r.stderr.contains("build/compile_commands.json")
+            && r.stderr.contains("checked without its flags"),
+        "{}",
+        r.stderr
+    );
+    // a response file the command names that is not there: said, and the rest is used
+    let db = serde_json::json!([{
+        "directory": dir.join("proj"),
+        "arguments": ["nvcc", "@missing.rsp", "-DUSE_WIDE", "-DSTRIDE=4", "-Ivendor/cfg", "src/k.cu"],
+        "file": "src/k.cu",
+    }]);
+    std::fs::write(dir.join("proj/build/compile_commands.json"), db.to_string()).unwrap();
+    let r = common::run(&["audit", "--no-cache", "--format", "json", &k]);
+    assert!(r.stderr.contains("missing.rsp"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("\"stride_bytes\": 16") || r.stdout.contains("\"stride_bytes\":16"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_header_the_database_does_not_list_takes_its_includers_command() {
+    // k.cuh is walked before main.cu includes it: it gets main.cu's USE_WIDE, and its own
+    // include is looked for again along main.cu's -I
+    let dir = scratch("compile-commands-header");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::create_dir_all(dir.join("deps/cfg")).unwrap();
+    std::fs::write(dir.join("deps/cfg/step.h"), "#define WIDE_STEP 32\n").unwrap();
+    std::fs::write(
+        dir.join("src/k.cuh"),
+        "#include \"step.h\"\n#ifdef USE_WIDE\n#define STEP WIDE_STEP\n#else\n#define STEP 1\n#endif\n\
+         __global__ void k(float* out, const float* in) {\n  \
+         int t = blockIdx.x * blockDim.x + threadIdx.x;\n  out[t] = in[t * STEP];\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/main.cu"),
+        "#include \"k.cuh\"\nvoid go(float* o, const float* i) { k<<<8, 256>>>(o, i); }\n",
+    )
+    .unwrap();
+    let db = serde_json::json!([{
+        "directory": dir,
+        "arguments": ["nvcc", "-DUSE_WIDE", "-I", "deps/cfg", "-c", "src/main.cu"],
+        "file": "src/main.cu",
+    }]);
+    std::fs::write(dir.join("compile_commands.json"), db.to_string()).unwrap();
+    let out = common::json(&[
+        "audit",
+        "--no-cache",
+        "--format",
+        "json",
+        &s(&dir.join("src")),
+    ]);
+    let load = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["op"] == "load")
+        .cloned()
+        .unwrap();
+    assert!(load["file"].as_str().unwrap().ends_with("k.cuh"), "{load}");
+    assert_eq!(load["stride_bytes"], 128, "{load}");
+}

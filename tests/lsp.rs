@@ -497,3 +497,44 @@ fn broken_messages_get_json_rpc_errors_and_the_server_goes_on() {
     );
     c.shutdown();
 }
+
+#[test]
+fn the_workspace_roots_compile_commands_pick_the_branch() {
+    // the document is in a repository of its own (a submodule): looking up from it stops at
+    // its top, and the database is found in the editor's workspace root's build/
+    let ws = scratch("compile-commands");
+    std::fs::create_dir_all(ws.join("sub/.git")).unwrap();
+    std::fs::create_dir_all(ws.join("build")).unwrap();
+    let path = ws.join("sub/k.cu");
+    // without the database, the first branch is the guess
+    let text = "#ifndef USE_WIDE\n#define STRIDE 1\n#else\n#define STRIDE 32\n#endif\n\
+                __global__ void k(float* out, const float* in) {\n  \
+                int t = blockIdx.x * blockDim.x + threadIdx.x;\n  out[t] = in[t * STRIDE];\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let db = json!([{"directory": ws.join("build"), "file": path, "command": "nvcc -DUSE_WIDE -c ../sub/k.cu"}]);
+    std::fs::write(ws.join("build/compile_commands.json"), db.to_string()).unwrap();
+    let uri = format!("file://{}", path.display());
+    let codes = |root: Value| -> Vec<Value> {
+        let mut c = Client::start();
+        let init = c.request(
+            "initialize",
+            json!({"processId": null, "rootUri": root, "capabilities": {}}),
+        );
+        assert!(init.get("error").is_none(), "{init}");
+        c.notify("initialized", json!({}));
+        c.open(&uri, text);
+        let codes = c
+            .diagnostics(&uri, 1)
+            .iter()
+            .map(|d| d["code"].clone())
+            .collect();
+        c.shutdown();
+        codes
+    };
+    assert_eq!(
+        codes(json!(format!("file://{}", ws.display()))),
+        [json!("CL201")]
+    );
+    assert!(codes(Value::Null).is_empty());
+    let _ = std::fs::remove_dir_all(&ws);
+}

@@ -14,6 +14,9 @@
 # root on Debian the script installs g++ with apt-get when none is found.
 #
 # Usage: tools/compile-fixtures.sh [FIXTURE.cu ...]   (default: fixtures/**/*.cu)
+#        tools/compile-fixtures.sh --print-nvcc       (install if needed, print nvcc's path:
+#                                                      tests/compile_commands.rs configures
+#                                                      CMake's CUDA language with it)
 # Environment:
 #   NVCC                    nvcc to use (skips PATH and the install)
 #   CUDALINT_NVCC_PREFIX    where the PyPI install lives
@@ -83,6 +86,10 @@ resolve_nvcc() {
 
 ensure_host_compiler
 NVCC_BIN="$(resolve_nvcc)" || exit 1
+if [ "${1:-}" = "--print-nvcc" ]; then
+  printf '%s\n' "$NVCC_BIN"
+  exit 0
+fi
 log "using $NVCC_BIN ($("$NVCC_BIN" --version | grep -o 'release [0-9.]*' || true)), -arch=$ARCH"
 
 if [ "$#" -gt 0 ]; then

@@ -53,6 +53,7 @@ struct Backend {
     /// Taken while `state` is held, so that publications leave in the order their versions
     /// were decided: a check's never after the empty one of the document's close.
     editor: wire::Out<tokio::io::Stdout>,
+    roots: Roots,
 }
 
 /// A `textDocument/publishDiagnostics` notification, serialized. The backend writes these
@@ -72,23 +73,38 @@ fn publish_body(uri: Uri, diagnostics: Vec<Diagnostic>, version: Option<i32>) ->
     Some(body)
 }
 
+/// The workspace folders the editor opened, from `initialize`: a document's compile commands
+/// are looked for above it, then in the folder that holds it (or the first), as the CLI
+/// looks in the current folder.
+type Roots = Arc<std::sync::OnceLock<Vec<std::path::PathBuf>>>;
+
 /// Checks one document as it is in the editor, reusing what `checker` kept from the last
 /// check of it: the report of the document itself, and where the check's time went.
 fn analyse(
     uri: &Uri,
     text: &str,
     checker: &std::sync::Mutex<Incremental>,
+    roots: &[std::path::PathBuf],
 ) -> (FileReport, Timings) {
     let path = uri
         .to_file_path()
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|| uri.as_str().to_string());
+    let root = roots
+        .iter()
+        .find(|r| std::path::Path::new(&path).starts_with(r))
+        .or(roots.first())
+        .cloned()
+        .or_else(|| std::env::current_dir().ok());
+    let compile = cudalint_rules::compile_commands::Source::Discover { fallback: root };
     let mut inputs = vec![Input::new(path, text)];
-    // a cudalint.toml that does not load is reported by the CLI; here the defaults apply
+    // a cudalint.toml or database that does not load is reported by the CLI; here the
+    // defaults apply
     let _ = cudalint_rules::workspace::prepare(
         &mut inputs,
         None,
         &[],
+        &compile,
         cudalint_rules::workspace::Headers::Context,
     );
     // a check that panicked left the cache half written: start it afresh
@@ -135,6 +151,7 @@ impl Backend {
         }
         let state = self.state.clone();
         let editor = self.editor.clone();
+        let roots = self.roots.clone();
         tokio::spawn(async move {
             loop {
                 let current = state
@@ -150,8 +167,10 @@ impl Backend {
                 let started = Instant::now();
                 let checked = tokio::task::spawn_blocking({
                     let uri = uri.clone();
+                    let roots = roots.clone();
                     move || {
-                        let (report, timings) = analyse(&uri, &text, &checker);
+                        let roots = roots.get().map_or(&[][..], Vec::as_slice);
+                        let (report, timings) = analyse(&uri, &text, &checker, roots);
                         let checked = Instant::now();
                         let diags = convert::diagnostics(&report, &uri, &text);
                         let body = publish_body(uri, diags, Some(version));
@@ -224,8 +243,10 @@ impl Backend {
             }
         }
         let uri = uri.clone();
+        let roots = self.roots.clone();
         tokio::task::spawn_blocking(move || {
-            let report = Arc::new(analyse(&uri, &text, &checker).0);
+            let roots = roots.get().map_or(&[][..], Vec::as_slice);
+            let report = Arc::new(analyse(&uri, &text, &checker, roots).0);
             (text, report)
         })
         .await
@@ -234,7 +255,18 @@ impl Backend {
 }
 
 impl LanguageServer for Backend {
-    async fn initialize(&self, _: InitializeParams) -> Result<InitializeResult> {
+    async fn initialize(&self, p: InitializeParams) -> Result<InitializeResult> {
+        // clients older than workspace folders send only the root
+        #[allow(deprecated)]
+        let uris: Vec<Uri> = match p.workspace_folders {
+            Some(folders) if !folders.is_empty() => folders.into_iter().map(|f| f.uri).collect(),
+            _ => p.root_uri.into_iter().collect(),
+        };
+        let roots = uris
+            .iter()
+            .filter_map(|u| u.to_file_path().map(|p| p.into_owned()))
+            .collect();
+        let _ = self.roots.set(roots);
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 text_document_sync: Some(TextDocumentSyncCapability::Options(
@@ -403,6 +435,7 @@ pub fn serve_stdio() {
         let (service, socket) = LspService::new(|_client| Backend {
             state: Arc::new(Mutex::new(State::default())),
             editor: out.clone(),
+            roots: Roots::default(),
         });
         // the server speaks through in-memory pipes; `wire` frames and checks what passes
         let (server_in, editor_in) = tokio::io::duplex(1 << 20);

@@ -23,6 +23,9 @@ pub struct Input {
     pub replaced_bytes: usize,
     /// The build files that govern the file's folder, if any were found.
     pub build: Option<std::sync::Arc<crate::build_files::BuildFiles>>,
+    /// The file's compile command from compile_commands.json, or its includer's for a header
+    /// the database does not list.
+    pub compile: Option<std::sync::Arc<crate::compile_commands::CompileCommand>>,
 }
 
 impl Input {
@@ -34,6 +37,7 @@ impl Input {
             config: None,
             replaced_bytes: 0,
             build: None,
+            compile: None,
         }
     }
 }
@@ -117,11 +121,16 @@ impl Settings {
         o
     }
 
-    /// The macros a file is preprocessed with: cudalint.toml `defines`, then `-D`.
+    /// The macros a file is preprocessed with: its compile command's, then cudalint.toml
+    /// `defines`, then `-D` (each over the one before).
     pub fn defines_for(&self, input: &Input) -> cudalint_syntax::Defines {
-        match &input.config {
+        let toml = match &input.config {
             Some(c) => c.defines.overlay(&self.defines),
             None => self.defines.clone(),
+        };
+        match &input.compile {
+            Some(c) => c.defines.overlay(&toml),
+            None => toml,
         }
     }
 }

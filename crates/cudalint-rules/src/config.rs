@@ -23,6 +23,7 @@ pub const OPTIONS: &[(&str, &str)] = &[
     ("defines", "macros defined for every file, as `-D` takes them: [\"USE_FP16\", \"TILE=32\"]; they pick `#if` branches and give values to names the files do not define"),
     ("undefines", "macros the build does not define, as `-U` takes them: [\"ENABLE_FP32\"] (an `#ifdef` on a name nothing defines or undefines, and that a build file names, keeps its first branch)"),
     ("include-dirs", "folders searched for `#include \"...\"` headers after the including file's own, as `-I` takes them, relative to this file's folder: [\"src\", \"third_party/include\"]"),
+    ("compile-commands", "the compilation database whose flags (`-D`, `-U`, `-I`, `-isystem`, `-include`, `-std`) each file is read with, relative to this file's folder: \"build/compile_commands.json\" (a folder holding one will do); without it, one is looked for above each file"),
     ("[kernels.NAME] block", "the block shape of kernel NAME, over anything cudalint infers"),
     ("[params] NAME", "the value of a runtime quantity (kernel parameter, template argument), e.g. Width = 4096"),
     ("[target] sector-size", "bytes per global-memory sector (default 32, as on H100/H200)"),
@@ -56,6 +57,7 @@ struct Raw {
     undefines: Vec<Spanned<String>>,
     #[serde(default)]
     include_dirs: Vec<Spanned<String>>,
+    compile_commands: Option<Spanned<String>>,
     #[serde(default)]
     target: RawTarget,
 }
@@ -99,6 +101,8 @@ pub struct Config {
     pub defines: cudalint_syntax::Defines,
     /// `include-dirs`, resolved against the configuration's folder.
     pub include_dirs: Vec<PathBuf>,
+    /// `compile-commands`, resolved against the configuration's folder.
+    pub compile_commands: Option<PathBuf>,
     pub target: Option<cudalint_analysis::Target>,
 }
 
@@ -289,6 +293,16 @@ impl Config {
                 ));
             }
             cfg.include_dirs.push(dir);
+        }
+        if let Some(c) = &raw.compile_commands {
+            let db = crate::compile_commands::named(&folder.join(c.get_ref()));
+            if !db.is_file() {
+                return Err(at(
+                    c.span(),
+                    format!("`compile-commands`: no file `{}`", db.display()),
+                ));
+            }
+            cfg.compile_commands = Some(db);
         }
         cfg.target = target(&raw.target, &at)?;
         Ok(cfg)

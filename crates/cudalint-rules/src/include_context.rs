@@ -125,6 +125,26 @@ fn leaves(
     out
 }
 
+/// What a text leaves defined or undefined at its end, its `#if` branches selected with
+/// `defines`: a forced include's (`-include config.h`) macros, which hold from the first line
+/// of the file. What it includes in turn is not followed.
+pub(crate) fn macros_left(text: &str, defines: &Defines) -> Vec<(String, HeaderMacro)> {
+    let kept = cudalint_syntax::preprocess::select_branches(text, defines);
+    let mut out: BTreeMap<String, HeaderMacro> = BTreeMap::new();
+    for e in directive_events(&kept, |_| None) {
+        match e {
+            Event::Define(name, m) => {
+                out.insert(name, m);
+            }
+            Event::Undef(name) => {
+                out.insert(name, HeaderMacro::Undefined);
+            }
+            Event::Include(..) => {}
+        }
+    }
+    out.into_iter().collect()
+}
+
 /// Each preprocessor directive of a text, after its `#`, with whether its line is continued
 /// with a backslash; the continuation lines themselves are not directives.
 pub(crate) fn directive_lines(text: &str) -> impl Iterator<Item = (&str, bool)> {
@@ -203,14 +223,19 @@ pub fn base_defines_with(
             for (name, what) in spec {
                 d.insert_specifier(&name, what);
             }
-            if let Some(build) = &i.build {
+            if i.build.is_some() || i.compile.is_some() {
                 // a name neither the program nor its build files set is not defined in a
-                // plain build; reserved names (`_WIN32`, `__CUDA_ARCH__`) are the compiler's
+                // plain build; reserved names (`_WIN32`, `__CUDA_ARCH__`) are the compiler's.
+                // A compile command is the build's own word: what it does not define, the
+                // build does not, whatever the build files mention
+                let may_set = |name: &str| {
+                    i.compile.is_none() && i.build.as_ref().is_some_and(|b| b.mentions(name))
+                };
                 for name in crate::build_files::tested_names(&i.text) {
                     if !name.starts_with('_')
                         && d.is_defined(name).is_none()
                         && !set_by_program.contains(name)
-                        && !build.mentions(name)
+                        && !may_set(name)
                     {
                         let _ = d.undefine(name);
                     }

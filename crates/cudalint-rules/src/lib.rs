@@ -5,6 +5,7 @@ pub mod build_files;
 pub mod cache;
 pub mod check;
 pub mod codes;
+pub mod compile_commands;
 pub mod config;
 pub mod diagnostic;
 pub mod impact;

@@ -1,9 +1,11 @@
-//! Reading a workspace as frontends need it: the headers checked files include and the
-//! cudalint.toml that governs each file. Shared by the CLI and the language server.
+//! Reading a workspace as frontends need it: the headers checked files include, the
+//! cudalint.toml that governs each file and the compile command it is built with. Shared by the CLI and the language server.
 
+use crate::compile_commands::{self, Database, Source};
 use crate::Input;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What becomes of the headers checked files include.
 pub enum Headers<'a> {
@@ -18,13 +20,17 @@ pub enum Headers<'a> {
 }
 
 /// Everything the checked files need from their workspace: each file's cudalint.toml (the one
-/// `given`, or the nearest above it), and the headers they include.
+/// `given`, or the nearest above it), its compile command, and the headers they include.
+/// Returns the warnings to show (a database found by discovery that cannot be read, a
+/// response file a command names that is not there); an error is a configuration or a named
+/// database that does not load.
 pub fn prepare(
     inputs: &mut Vec<Input>,
     given: Option<&str>,
     include_dirs: &[PathBuf],
+    compile: &Source,
     headers: Headers,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     // the headers are added even when a configuration does not load: the language server
     // goes on with the defaults
     let configs = attach_configs(inputs, given);
@@ -33,7 +39,10 @@ pub fn prepare(
         inputs.retain(|i| !i.config.as_ref().is_some_and(|c| c.excludes(&i.path)));
     }
     let checked = inputs.len();
-    add_included(inputs, include_dirs);
+    let mut warnings = Vec::new();
+    let databases = attach_compile_commands(inputs, compile, &mut warnings);
+    let named = databases.iter().find_map(|d| d.as_ref().err().cloned());
+    add_included(inputs, include_dirs, databases, &mut warnings);
     let configs = configs.and(attach_configs(&mut inputs[checked..], given));
     for input in &mut inputs[checked..] {
         input.context = match &headers {
@@ -48,7 +57,74 @@ pub fn prepare(
         };
     }
     crate::build_files::attach(inputs);
-    configs
+    configs?;
+    if let Some(e) = named {
+        return Err(e);
+    }
+    warnings.dedup();
+    Ok(warnings)
+}
+
+/// Per input, the database its compile command was looked up in, or the error of one that was
+/// named (by `--compile-commands` or a cudalint.toml) and does not load.
+type Databases = Vec<Result<Option<Arc<Database>>, String>>;
+
+/// Gives each input the compile command its database has for it. A database named by the
+/// command line or a cudalint.toml must load; one found by looking is skipped with a warning.
+fn attach_compile_commands(
+    inputs: &mut [Input],
+    source: &Source,
+    warnings: &mut Vec<String>,
+) -> Databases {
+    let mut found: HashMap<PathBuf, Option<PathBuf>> = HashMap::new();
+    let mut opened: HashMap<PathBuf, Result<Option<Arc<Database>>, String>> = HashMap::new();
+    let mut out = Vec::with_capacity(inputs.len());
+    for input in inputs.iter_mut() {
+        let (path, named) = match source {
+            Source::Off => (None, false),
+            Source::Given(p) => (Some(p.clone()), true),
+            Source::Discover { fallback } => match input
+                .config
+                .as_ref()
+                .and_then(|c| c.compile_commands.clone())
+            {
+                Some(p) => (Some(p), true),
+                None => {
+                    let dir = Path::new(&input.path)
+                        .parent()
+                        .unwrap_or(Path::new(""))
+                        .to_path_buf();
+                    let p = found
+                        .entry(dir)
+                        .or_insert_with_key(|d| compile_commands::discover(d, fallback.as_deref()))
+                        .clone();
+                    (p, false)
+                }
+            },
+        };
+        let db = match path {
+            None => Ok(None),
+            Some(p) => opened
+                .entry(p)
+                .or_insert_with_key(|p| match Database::open(p) {
+                    Ok(db) => Ok(Some(db)),
+                    Err(e) if named => Err(e),
+                    Err(e) => {
+                        warnings.push(format!("{e}; checked without its flags"));
+                        Ok(None)
+                    }
+                })
+                .clone(),
+        };
+        if let Ok(Some(db)) = &db {
+            if let Some((command, said)) = db.lookup(Path::new(&input.path)) {
+                input.compile = Some(command);
+                warnings.extend(said);
+            }
+        }
+        out.push(db);
+    }
+    out
 }
 
 /// How many folders above the including file a header is looked for, when neither the
@@ -60,20 +136,27 @@ const ANCESTORS: usize = 4;
 
 /// Where `#include "inc"` (or `<inc>`, when `angled`) in a file of `dir` may be, in the order
 /// searched: the file's own folder (quoted only), the include directories (`-I`, then the
-/// file's cudalint.toml `include-dirs`), then the folders above the file's and their
-/// `include/` folders. An angled include found nowhere there is a system header.
+/// file's cudalint.toml `include-dirs`, then its compile command's `-I` and `-isystem`), then
+/// the folders above the file's and their `include/` folders. An angled include found
+/// nowhere there is a system header.
 fn include_candidates(
     dir: &Path,
     inc: &str,
     angled: bool,
     dirs: &[PathBuf],
     config: &[PathBuf],
+    command: &[PathBuf],
 ) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if !angled {
         out.push(dir.join(inc));
     }
-    out.extend(dirs.iter().chain(config).map(|d| d.join(inc)));
+    out.extend(
+        dirs.iter()
+            .chain(config)
+            .chain(command)
+            .map(|d| d.join(inc)),
+    );
     let above = dir.ancestors().skip(usize::from(!angled)).take(ANCESTORS);
     for a in above {
         out.push(a.join(inc));
@@ -82,24 +165,40 @@ fn include_candidates(
     out
 }
 
-/// An include looked up: the including folder, the name, angled or quoted, the config.
-type LookupKey = (PathBuf, String, bool, usize);
+/// An include looked up: the including folder, the name, angled or quoted, the config, the
+/// compile command.
+type LookupKey = (PathBuf, String, bool, usize, usize);
 
 /// Headers that checked files include with `#include "..."` are read too: their macros,
 /// constants and helpers are what the kernels see, and their device code is part of the
 /// includer's translation unit. An include found nowhere (see `include_candidates`) is
 /// skipped silently: it may be a system or generated header.
-fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
+///
+/// A header the includer's database does not list is compiled with the includer's command,
+/// as it is in the build: it takes the first includer's that has one, and its own includes
+/// are looked for again along that command's `-I`.
+fn add_included(
+    inputs: &mut Vec<Input>,
+    include_dirs: &[PathBuf],
+    mut databases: Databases,
+    warnings: &mut Vec<String>,
+) {
     const MAX_CONTEXT_FILES: usize = 2000;
-    let mut known: std::collections::HashSet<FileId> = inputs
+    let mut known: HashMap<FileId, usize> = inputs
         .iter()
-        .filter_map(|i| file_id(Path::new(&i.path)))
+        .enumerate()
+        .filter_map(|(n, i)| Some((file_id(Path::new(&i.path))?, n)))
         .collect();
+    // whether a file's command is its own entry's (else it may take an includer's)
+    let mut own: Vec<bool> = inputs.iter().map(|i| i.compile.is_some()).collect();
     // the files of a folder include the same headers: each is looked for once
     let mut looked: HashMap<LookupKey, Option<(PathBuf, FileId)>> = HashMap::new();
-    let mut i = 0;
+    let mut queue: std::collections::VecDeque<usize> = (0..inputs.len()).collect();
     let mut added = 0;
-    while i < inputs.len() && added < MAX_CONTEXT_FILES {
+    while let Some(i) = queue.pop_front() {
+        if added >= MAX_CONTEXT_FILES {
+            break;
+        }
         let dir = Path::new(&inputs[i].path)
             .parent()
             .map(Path::to_path_buf)
@@ -119,15 +218,17 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
             .collect();
         let config = inputs[i].config.clone();
         let config_dirs = config.as_ref().map_or(&[][..], |c| &c.include_dirs[..]);
-        let config_key = config
-            .as_ref()
-            .map_or(0, |c| std::sync::Arc::as_ptr(c) as usize);
+        let config_key = config.as_ref().map_or(0, |c| Arc::as_ptr(c) as usize);
+        let compile = inputs[i].compile.clone();
+        let command_dirs = compile.as_ref().map_or(&[][..], |c| &c.include_dirs[..]);
+        let compile_key = compile.as_ref().map_or(0, |c| Arc::as_ptr(c) as usize);
+        let database = databases[i].clone();
         for (inc, angled) in includes {
             // the first that exists is the one the compiler reads
             let found = looked
-                .entry((dir.clone(), inc.clone(), angled, config_key))
+                .entry((dir.clone(), inc.clone(), angled, config_key, compile_key))
                 .or_insert_with(|| {
-                    include_candidates(&dir, &inc, angled, include_dirs, config_dirs)
+                    include_candidates(&dir, &inc, angled, include_dirs, config_dirs, command_dirs)
                         .into_iter()
                         .find_map(|c| Some((c.clone(), file_id(&c)?)))
                 })
@@ -135,16 +236,35 @@ fn add_included(inputs: &mut Vec<Input>, include_dirs: &[PathBuf]) {
             let Some((candidate, canon)) = found else {
                 continue;
             };
-            if !known.insert(canon) {
+            if let Some(&j) = known.get(&canon) {
+                if !own[j] && inputs[j].compile.is_none() && compile.is_some() {
+                    inputs[j].compile = compile.clone();
+                    databases[j] = database.clone();
+                    queue.push_back(j);
+                }
                 continue;
             }
             let path = candidate.to_string_lossy().into_owned();
-            if let Ok(input) = read(&path) {
+            if let Ok(mut input) = read(&path) {
+                let entry = match &database {
+                    Ok(Some(db)) => db.lookup(&candidate),
+                    _ => None,
+                };
+                own.push(entry.is_some());
+                input.compile = match entry {
+                    Some((command, said)) => {
+                        warnings.extend(said);
+                        Some(command)
+                    }
+                    None => compile.clone(),
+                };
+                known.insert(canon, inputs.len());
+                queue.push_back(inputs.len());
+                databases.push(database.clone());
                 inputs.push(input);
                 added += 1;
             }
         }
-        i += 1;
     }
 }
 

@@ -113,6 +113,7 @@ fn main() {
         &mut inputs,
         None,
         &[],
+        &cudalint_rules::compile_commands::Source::Off,
         cudalint_rules::workspace::Headers::Reported { skip: &skip },
     )
     .expect("no cudalint.toml is given");

@@ -145,6 +145,7 @@ pub fn run(inputs: &[Input], reports: &[FileReport], settings: &Settings, dry: b
                 config: i.config.clone(),
                 replaced_bytes: i.replaced_bytes,
                 build: i.build.clone(),
+                compile: i.compile.clone(),
             })
             .collect();
         let after = cudalint_rules::check(&trial, settings);

@@ -111,6 +111,17 @@ struct AnalysisArgs {
     /// including file's folder; before the folders above it, which are tried last).
     #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
     include_dir: Vec<std::path::PathBuf>,
+    /// Read each file with the flags its build compiles it with (-D, -U, -I, -isystem,
+    /// -include, -std) from this compile_commands.json (or a folder holding one, e.g. `build`).
+    /// Without it, cudalint.toml's `compile-commands` is used, else the nearest
+    /// compile_commands.json or build/compile_commands.json in the file's folder or above it
+    /// (up to the repository's top), else the one in the current folder or its build/.
+    /// -D, -U, -I and cudalint.toml win over it.
+    #[arg(long, value_name = "PATH", conflicts_with = "no_compile_commands")]
+    compile_commands: Option<std::path::PathBuf>,
+    /// Read no compile_commands.json (neither found nor named in cudalint.toml).
+    #[arg(long)]
+    no_compile_commands: bool,
     /// Use this configuration for every file instead of the nearest cudalint.toml.
     #[arg(long, value_name = "PATH")]
     config: Option<String>,
@@ -328,14 +339,19 @@ fn run(
         return Err(ExitCode::from(2));
     }
     let skip = |p: &std::path::Path| excludes.matches(p) || inputs::gitignored(p);
-    if let Err(e) = cudalint_rules::workspace::prepare(
+    let compile = compile_source(analysis)?;
+    match cudalint_rules::workspace::prepare(
         &mut collected.inputs,
         analysis.config.as_deref(),
         &analysis.include_dir,
+        &compile,
         cudalint_rules::workspace::Headers::Reported { skip: &skip },
     ) {
-        eprintln!("cudalint: error: {e}");
-        return Err(ExitCode::from(2));
+        Ok(warnings) => collected.warnings.extend(warnings),
+        Err(e) => {
+            eprintln!("cudalint: error: {e}");
+            return Err(ExitCode::from(2));
+        }
     }
     timing.say("prepare");
     let bar = progress_bar(analysis.quiet);
@@ -387,6 +403,39 @@ fn run(
         );
     }
     Ok((collected, reports, errors, settings))
+}
+
+/// Where the run's compile commands come from: `--compile-commands`, none, or looked for
+/// (falling back on the current folder).
+fn compile_source(a: &AnalysisArgs) -> Result<cudalint_rules::compile_commands::Source, ExitCode> {
+    use cudalint_rules::compile_commands::{named, Source};
+    if a.no_compile_commands {
+        return Ok(Source::Off);
+    }
+    match &a.compile_commands {
+        Some(p) => {
+            let db = named(p);
+            if !db.is_file() {
+                eprintln!(
+                    "cudalint: error: --compile-commands {}: no such file{}",
+                    p.display(),
+                    if p.is_dir() {
+                        format!(
+                            " (the folder has no {})",
+                            cudalint_rules::compile_commands::FILE_NAME
+                        )
+                    } else {
+                        String::new()
+                    }
+                );
+                return Err(ExitCode::from(2));
+            }
+            Ok(Source::Given(db))
+        }
+        None => Ok(Source::Discover {
+            fallback: std::env::current_dir().ok(),
+        }),
+    }
 }
 
 /// Where a run's time goes, on stderr when CUDALINT_TIMING is set (as the language server's
@@ -488,7 +537,11 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
-            match ncu::run(&report, std::path::Path::new(&root), &settings) {
+            let compile = match compile_source(&analysis) {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            match ncu::run(&report, std::path::Path::new(&root), &settings, &compile) {
                 Ok((text, clean)) => {
                     print!("{text}");
                     ExitCode::from(if clean { 0 } else { 1 })

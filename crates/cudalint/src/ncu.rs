@@ -413,7 +413,12 @@ pub fn render(rows: &[Row]) -> String {
 
 /// The whole command. Returns the exit code: 0 when nothing was missed or falsely reported,
 /// 1 otherwise, 2 when the report cannot be read.
-pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bool), String> {
+pub fn run(
+    report: &str,
+    root: &Path,
+    settings: &Settings,
+    compile: &cudalint_rules::compile_commands::Source,
+) -> Result<(String, bool), String> {
     let text = read_report(report)?;
     let measured = parse(&text).map_err(|e| format!("{report}: {e}"))?;
     let mut locals = BTreeMap::new();
@@ -436,12 +441,16 @@ pub fn run(report: &str, root: &Path, settings: &Settings) -> Result<(String, bo
     }
     // the profile's lines in headers are matched against the accesses reported there
     let skip = |_: &Path| false;
-    cudalint_rules::workspace::prepare(
+    let warnings = cudalint_rules::workspace::prepare(
         &mut inputs,
         None,
         &[],
+        compile,
         cudalint_rules::workspace::Headers::Reported { skip: &skip },
     )?;
+    for w in warnings {
+        eprintln!("cudalint: warning: {w}");
+    }
     if inputs.is_empty() {
         return Err(format!(
             "{report}: none of its source files is under {} (recorded as {})",

@@ -46,9 +46,10 @@ pub fn run_prefix(tool: &str, settings: &Settings) -> Key {
     *w.0.finalize().as_bytes()
 }
 
-/// What the settings make of a file's configuration and build files: its options and macros
-/// and its build files' text. Many files share one configuration and one folder's build
-/// files: the caller keeps one per pair.
+/// What the settings make of a file's configuration, build files and compile command: its
+/// options and macros, its build files' text and where its command comes from. Many files
+/// share one configuration, one folder's build files and one command: the caller keeps one
+/// per triple.
 pub fn setup_key(settings: &Settings, input: &Input) -> Key {
     let mut w = Writer(blake3::Hasher::new());
     // the language server's kernel cache hashes options the same way (maps in order)
@@ -57,6 +58,11 @@ pub fn setup_key(settings: &Settings, input: &Input) -> Key {
     match &input.build {
         Some(b) => w.str(&b.text),
         None => w.str("no build files"),
+    }
+    // its macros are in `defines_for`; that there is one at all changes what is undefined
+    match &input.compile {
+        Some(c) => w.str(&format!("{:?} {:?}", c.database, c.include_dirs)),
+        None => w.str("no compile command"),
     }
     *w.0.finalize().as_bytes()
 }

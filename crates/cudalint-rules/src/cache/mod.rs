@@ -74,7 +74,7 @@ fn run(inputs: &[Input], settings: &Settings, cache: &Cache) -> (Vec<FileReport>
         scanned.into_iter().map(|s| (s.includes, s.tested)).unzip();
     let units::Units { resolved, units } = units::include_units(inputs, &includes);
     let prefix = key::run_prefix(&cache.tool, settings);
-    let mut setup_of: std::collections::HashMap<(usize, usize), Key> = Default::default();
+    let mut setup_of: std::collections::HashMap<(usize, usize, usize), Key> = Default::default();
     let setups: Vec<Key> = inputs
         .iter()
         .map(|i| {
@@ -84,8 +84,12 @@ fn run(inputs: &[Input], settings: &Settings, cache: &Cache) -> (Vec<FileReport>
                 .as_ref()
                 .map(|c| std::sync::Arc::as_ptr(c) as usize));
             let build = ptr(i.build.as_ref().map(|b| std::sync::Arc::as_ptr(b) as usize));
+            let compile = ptr(i
+                .compile
+                .as_ref()
+                .map(|c| std::sync::Arc::as_ptr(c) as usize));
             *setup_of
-                .entry((config, build))
+                .entry((config, build, compile))
                 .or_insert_with(|| key::setup_key(settings, i))
         })
         .collect();
