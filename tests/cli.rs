@@ -1407,3 +1407,52 @@ fn a_header_the_database_does_not_list_takes_its_includers_command() {
     assert!(load["file"].as_str().unwrap().ends_with("k.cuh"), "{load}");
     assert_eq!(load["stride_bytes"], 128, "{load}");
 }
+
+/// The pre-commit hook runs what it names: its `entry`, with the staged files after it, finds
+/// the `cudalint` binary on PATH (`language: system`) and fails the commit on findings.
+#[test]
+fn the_pre_commit_hook_runs_the_binary_it_names() {
+    let hooks = std::fs::read_to_string(common::root().join(".pre-commit-hooks.yaml")).unwrap();
+    let field = |name: &str| {
+        hooks
+            .lines()
+            .find_map(|l| {
+                let l = l.trim();
+                l.strip_prefix("- ")
+                    .unwrap_or(l)
+                    .strip_prefix(&format!("{name}: "))
+            })
+            .unwrap_or_else(|| panic!("the hook has no `{name}`"))
+            .to_string()
+    };
+    assert_eq!(field("id"), "cudalint");
+    assert_eq!(field("language"), "system");
+    let entry = field("entry");
+    let bin = std::path::PathBuf::from(env!("CARGO_BIN_EXE_cudalint"));
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // pre-commit appends the staged file names to the entry and runs it without a shell
+    let mut words = entry.split_whitespace();
+    let program = words.next().unwrap();
+    assert_eq!(program, "cudalint", "the hook names another binary");
+    let out = std::process::Command::new(program)
+        .args(words)
+        .args([
+            "--no-cache",
+            "fixtures/transpose.cu",
+            "fixtures/bank_conflicts.cu",
+        ])
+        .env("PATH", path)
+        .current_dir(common::root())
+        .output()
+        .expect("the hook's entry runs with the binary on PATH");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("CL201") && stdout.contains("CL301"),
+        "{stdout}"
+    );
+}

@@ -325,17 +325,25 @@ pub fn evaluate_addr(
     out
 }
 
-/// Warps of the block with a lane on at the access, at the first iteration of its loops.
-pub fn active_warps(a: &RawAccess, shape: &Shape, runtime: &[i64], masks: &mut MaskCache) -> i64 {
+/// Warps of the block with a lane on at the access, at iteration `iter` of its innermost loop
+/// (the first when `None`).
+pub fn active_warps(
+    a: &RawAccess,
+    shape: &Shape,
+    runtime: &[i64],
+    iter: Option<(u32, i64)>,
+    masks: &mut MaskCache,
+) -> i64 {
     let threads = shape.block.iter().product::<i64>().max(1);
     let warps = (threads + WARP as i64 - 1) / WARP as i64;
     if !a.mask.lane_varying {
         return warps;
     }
+    let iters: Vec<(u32, i64)> = iter.into_iter().collect();
     (0..warps)
         .filter(|&w| {
-            let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &[]);
-            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, None));
+            let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &iters);
+            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, iter));
             masks
                 .map
                 .entry(key)

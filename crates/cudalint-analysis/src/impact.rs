@@ -40,8 +40,9 @@ pub struct LoopCount {
 pub struct Impact {
     /// Excess sectors (global) or wavefronts (shared) of one warp request.
     pub excess_per_request: f64,
-    /// Warps of a block with a lane on at the access.
-    pub warps_per_block: i64,
+    /// Warps of a block with a lane on at the access: a mean over the innermost loop's
+    /// iterations where its condition switches warps off from one iteration to the next.
+    pub warps_per_block: f64,
     /// Enclosing loops, outermost first, with their counts.
     pub loops: Vec<LoopCount>,
     /// Loop iterations one instruction covers (a vector access of an unrolled loop).
@@ -62,7 +63,7 @@ impl Impact {
 
     /// Warp requests per block.
     pub fn requests_per_block(&self) -> f64 {
-        self.warps_per_block as f64 * self.executions_per_warp()
+        self.warps_per_block * self.executions_per_warp()
     }
 
     /// Warp requests per launch (per block when the grid is not known).
@@ -101,13 +102,13 @@ pub fn estimate(
         _ => c.sectors? - c.ideal_sectors?,
     }
     .max(0.0);
-    let warps_per_block = cost::active_warps(a, shape, values, masks);
-    let counts = a
+    let counts: Vec<LoopCount> = a
         .loops
         .iter()
         .filter_map(|&id| loops.get(id as usize))
         .map(|l| loop_count(l, shape, runtime, values))
         .collect();
+    let warps_per_block = mean_active_warps(a, shape, values, counts.last(), masks);
     let (blocks, grid_from) = match &shape.source {
         ShapeSource::Launch(at) if shape.grid_known => {
             (Some(shape.grid.iter().product::<i64>().max(1)), Some(*at))
@@ -122,6 +123,32 @@ pub fn estimate(
         blocks,
         grid_from,
     })
+}
+
+/// Active warps per block, averaged over the innermost loop's iterations when the access's
+/// condition changes with them (a reduction's `if (tid < s)`), as ncu counts the requests.
+fn mean_active_warps(
+    a: &RawAccess,
+    shape: &Shape,
+    values: &[i64],
+    innermost: Option<&LoopCount>,
+    masks: &mut MaskCache,
+) -> f64 {
+    let first = cost::active_warps(a, shape, values, None, masks) as f64;
+    let (Some(&id), Some(l)) = (a.loops.last(), innermost) else {
+        return first;
+    };
+    let mut per_iteration = false;
+    a.mask
+        .visit_vars(&mut |v| per_iteration |= v == Var::LoopIter(id));
+    let n = l.count as i64;
+    if !per_iteration || l.source == TripSource::Unknown || !(1..=256).contains(&n) {
+        return first;
+    }
+    let total: i64 = (0..n)
+        .map(|i| cost::active_warps(a, shape, values, Some((id, i)), masks))
+        .sum();
+    total as f64 / n as f64
 }
 
 /// How many times the first warp runs a loop's body: its longest-running lane's trip count

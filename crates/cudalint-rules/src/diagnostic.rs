@@ -93,8 +93,9 @@ pub struct ImpactFigures {
     pub unit: Name,
     /// Excess units of one warp request: the cost minus the ideal.
     pub excess_per_request: f64,
-    /// Warps of a block with a lane on at the access.
-    pub warps_per_block: i64,
+    /// Warps of a block with a lane on at the access (a mean over the loop's iterations where
+    /// its condition switches warps off from one to the next).
+    pub warps_per_block: f64,
     /// How many times one warp executes it (the enclosing loops' trip counts).
     pub executions_per_warp: f64,
     /// Blocks per launch; absent when the launch's grid is not known, and the figures are

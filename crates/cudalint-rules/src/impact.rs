@@ -46,10 +46,10 @@ pub fn figures(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<ImpactFigures
     }
     let threads = a.shape.block.iter().product::<i64>().max(1);
     let warps = (threads + 31) / 32;
-    if i.warps_per_block < warps {
+    if i.warps_per_block < warps as f64 {
         assumptions.push(format!(
             "{} of the block's {warps} warps have a lane at it",
-            i.warps_per_block
+            crate::rules::fmt_num(i.warps_per_block)
         ));
     }
     match (i.blocks, i.grid_from) {
@@ -113,7 +113,7 @@ pub fn note(f: &ImpactFigures, kernel: &str) -> String {
         f.unit,
         f.share_of_kernel * 100.0,
         crate::rules::fmt_num(f.excess_per_request),
-        f.warps_per_block,
+        crate::rules::fmt_num(f.warps_per_block),
         count(f.executions_per_warp),
     );
     if let Some(b) = f.blocks {
