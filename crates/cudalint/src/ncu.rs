@@ -262,6 +262,10 @@ pub fn compare(
     locals: &BTreeMap<String, String>,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
+    let widths: std::collections::HashSet<_> = measured
+        .iter()
+        .map(|m| (&m.file, m.line, &m.space, &m.op, m.bytes))
+        .collect();
     for m in measured {
         let Some(local) = locals.get(&m.file) else {
             continue;
@@ -311,8 +315,14 @@ pub fn compare(
             .map(|a| a.text.as_str())
             .collect::<Vec<_>>()
             .join("; ");
+        // an access stands for the measured instructions of its own width when the line has
+        // some: a 4-byte load ncu files beside the 8-byte one cudalint sees is another access
+        // (its vector form, when nvcc merged it and the line has no instruction of its width)
         let impacts = mine
             .iter()
+            .filter(|a| {
+                a.bytes == m.bytes || !widths.contains(&(&m.file, m.line, &m.space, &m.op, a.bytes))
+            })
             .filter_map(|a| Some((a.kernel.clone(), a.impact.as_ref()?.excess_bytes)))
             .collect();
         rows.push(Row {
