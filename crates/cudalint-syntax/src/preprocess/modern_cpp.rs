@@ -22,6 +22,9 @@
 //!   specifiers, where the grammar wants it;
 //! - `R S::operator()<cudf::list_view>(...)`: an explicit specialization's arguments after an
 //!   operator's name are blanked;
+//! - `DISPATCH_FLOAT_AND_HALF(t, 0, "name", using T = float; launch<T>(...);)`: a type-dispatch
+//!   macro given statements as its last argument (apex, PyTorch extensions) becomes a block of
+//!   those statements, `{ using T = float; launch<T>(...); }`, its leading arguments blanked;
 //! - `CUDA_KERNEL_LOOP(i, n) {` in a function body: a loop macro's invocation before a block
 //!   gets the `;` of a statement in the space before the `{`, so both parse; the analysis puts
 //!   the macro's loop back around the block (`cudalint_syntax::substitute`).
@@ -132,6 +135,9 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
     if src.contains("friend") {
         friend_first(b, mask, edits);
+    }
+    if src.contains("\",") {
+        statement_arguments(b, mask, edits);
     }
     if src.contains("operator") {
         operator_specializations(b, mask, edits);
@@ -352,6 +358,66 @@ fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
         if block_at(blocks, s) == Some(Block::Code) {
             edits.push((slot, slot + 1, Some(b';')));
+        }
+    }
+}
+
+/// An all-capitals macro at the start of a statement whose arguments hold statements (a `;`
+/// outside any bracket) after a string (the dispatch's name): from the name to the comma after
+/// the string becomes `{`, the closing parenthesis `}`.
+fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
+    let mut i = 0;
+    while i < b.len() {
+        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+        let open = skip_ws(b, mask, i);
+        let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
+        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') || !at_statement {
+            continue;
+        }
+        // the comma after the first string at depth zero, a `;` at depth zero after it, and
+        // the closing parenthesis (`closing` stops at a `;`)
+        let (mut depth, mut string_seen, mut start, mut statements) = (0i32, false, None, false);
+        let mut close = None;
+        let mut k = open + 1;
+        while k < b.len().min(open + (1 << 16)) {
+            if !mask[k] {
+                k += 1;
+                continue;
+            }
+            match b[k] {
+                b'"' | b'\'' => {
+                    string_seen |= depth == 0 && b[k] == b'"';
+                    k = super::literal_end(b, k) + 1;
+                    continue;
+                }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' if depth == 0 => {
+                    close = Some(k);
+                    break;
+                }
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 && string_seen && start.is_none() => start = Some(k),
+                b';' if depth == 0 && start.is_some() => statements = true,
+                _ => {}
+            }
+            k += 1;
+        }
+        let (Some(comma), Some(close), true) = (start, close, statements) else {
+            continue;
+        };
+        let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
+        if block_at(blocks, s) == Some(Block::Code) {
+            edits.push((s, comma + 1, Some(b'{')));
+            edits.push((close, close + 1, Some(b'}')));
+            i = comma + 1;
         }
     }
 }
@@ -641,6 +707,22 @@ mod tests {
         );
         let kept = "template <typename T, typename U = typename T::V> void f(typename T::W w, typename T::X (*fp)(int));";
         assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn statements_given_to_dispatch_macros_become_a_block() {
+        assert_eq!(
+            rewrite("void f() { DS(t, \"n\", using T = float; g<T, int>(p, \"s;\");); }"),
+            "void f() { {          using T = float; g<T, int>(p, \"s;\");}; }"
+        );
+        // a lambda's statements are inside braces, a call outside a function is no statement
+        let kept = "void f() { D(t, \"n\", [&] { g(); }); } X(a, \"b\", c;);";
+        assert_eq!(rewrite(kept), kept);
+        let parsed = crate::parse(
+            "void f(int t) {\n  DISPATCH(\n    t, \"n\",\n    launch<T, float>(\n      reinterpret_cast<T*>(p), x););\n}\n",
+        )
+        .unwrap();
+        assert!(parsed.model.error_regions.is_empty());
     }
 
     #[test]
