@@ -363,8 +363,9 @@ fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
 }
 
 /// An all-capitals macro at the start of a statement whose arguments hold statements (a `;`
-/// outside any bracket) after a string (the dispatch's name): from the name to the comma after
-/// the string becomes `{`, the closing parenthesis `}`.
+/// outside any bracket, or another such macro: dispatches nest) after a string (the
+/// dispatch's name): from the name to the comma after the string becomes `{`, the closing
+/// parenthesis `}`.
 fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
     let mut i = 0;
@@ -377,49 +378,77 @@ fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         while i < b.len() && is_word(b[i]) {
             i += 1;
         }
-        let open = skip_ws(b, mask, i);
         let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
-        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') || !at_statement {
+        if !at_statement {
             continue;
         }
-        // the comma after the first string at depth zero, a `;` at depth zero after it, and
-        // the closing parenthesis (`closing` stops at a `;`)
-        let (mut depth, mut string_seen, mut start, mut statements) = (0i32, false, None, false);
-        let mut close = None;
-        let mut k = open + 1;
-        while k < b.len().min(open + (1 << 16)) {
-            if !mask[k] {
-                k += 1;
-                continue;
-            }
-            match b[k] {
-                b'"' | b'\'' => {
-                    string_seen |= depth == 0 && b[k] == b'"';
-                    k = super::literal_end(b, k) + 1;
-                    continue;
-                }
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' if depth == 0 => {
-                    close = Some(k);
-                    break;
-                }
-                b')' | b']' | b'}' => depth -= 1,
-                b',' if depth == 0 && string_seen && start.is_none() => start = Some(k),
-                b';' if depth == 0 && start.is_some() => statements = true,
-                _ => {}
-            }
-            k += 1;
-        }
-        let (Some(comma), Some(close), true) = (start, close, statements) else {
+        let mut mine = Vec::new();
+        let Some(end) = dispatch_block(b, mask, s, &mut mine) else {
             continue;
         };
         let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
         if block_at(blocks, s) == Some(Block::Code) {
-            edits.push((s, comma + 1, Some(b'{')));
-            edits.push((close, close + 1, Some(b'}')));
-            i = comma + 1;
+            edits.append(&mut mine);
+            i = end + 1;
         }
     }
+}
+
+/// The edits that make the dispatch macro named at `s` a block, and where it closes.
+fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+    let mut i = s;
+    while i < b.len() && is_word(b[i]) {
+        i += 1;
+    }
+    let open = skip_ws(b, mask, i);
+    if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
+        return None;
+    }
+    // the comma after the first string at depth zero, a `;` at depth zero after it, and the
+    // closing parenthesis (`closing` stops at a `;`)
+    let (mut depth, mut string_seen, mut start, mut statements) = (0i32, false, None, false);
+    let mut close = None;
+    let mut k = open + 1;
+    while k < b.len().min(open + (1 << 16)) {
+        if !mask[k] {
+            k += 1;
+            continue;
+        }
+        match b[k] {
+            b'"' | b'\'' => {
+                string_seen |= depth == 0 && b[k] == b'"';
+                k = super::literal_end(b, k) + 1;
+                continue;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' if depth == 0 => {
+                close = Some(k);
+                break;
+            }
+            b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 && string_seen && start.is_none() => {
+                start = Some(k);
+                // the statement argument may itself be a dispatch
+                let next = skip_ws(b, mask, k + 1);
+                if b.get(next).is_some_and(u8::is_ascii_uppercase) {
+                    if let Some(end) = dispatch_block(b, mask, next, edits) {
+                        statements = true;
+                        k = end + 1;
+                        continue;
+                    }
+                }
+            }
+            b';' if depth == 0 && start.is_some() => statements = true,
+            _ => {}
+        }
+        k += 1;
+    }
+    let (Some(comma), Some(close), true) = (start, close, statements) else {
+        return None;
+    };
+    edits.push((s, comma + 1, Some(b'{')));
+    edits.push((close, close + 1, Some(b'}')));
+    Some(close)
 }
 
 fn template_triple_angles(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
@@ -716,6 +745,10 @@ mod tests {
             "void f() { {          using T = float; g<T, int>(p, \"s;\");}; }"
         );
         // a lambda's statements are inside braces, a call outside a function is no statement
+        assert_eq!(
+            rewrite("void f() { AB(t, 0, \"n\", CD(u, 1, \"n\", g<T, U>(p, q);)) }"),
+            "void f() { {             {             g<T, U>(p, q);}} }"
+        );
         let kept = "void f() { D(t, \"n\", [&] { g(); }); } X(a, \"b\", c;);";
         assert_eq!(rewrite(kept), kept);
         let parsed = crate::parse(
