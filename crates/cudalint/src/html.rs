@@ -34,7 +34,7 @@ details.k>summary{cursor:pointer;padding:.3em 0}.a{border-top:1px solid #eee;pad
 .a.w{border-left:4px solid #d33;padding-left:.6em}.m{color:#666}.fd{background:#fff4f4;padding:.3em .6em;margin:.3em 0}
 .fix{color:#070}ul{margin:.2em 0}.u0{color:#a60}
 svg.defs{position:absolute;width:0;height:0}svg.warp{display:block;width:624px;max-width:100%;height:auto}
-.warp text{font:2.2px sans-serif;fill:#555}.warp .ln{fill:#dbe8f6;stroke:#4a6b8a;stroke-width:.15}.warp .bk{fill:#f4f4f4;stroke:#aaa;stroke-width:.15}
+svg text{font:2.2px sans-serif;fill:#555}.ln{fill:#dbe8f6;stroke:#4a6b8a;stroke-width:.15}.bk{fill:#f4f4f4;stroke:#aaa;stroke-width:.15}
 .warp .u,.warp .off,.warp .xl{stroke-width:2;fill:none}.warp .u{stroke:#ecc860}.warp .off{stroke:#eee}.warp .xl{stroke:#f08080}
 .warp .e{stroke:#4a6b8a;stroke-width:.15;fill:none}.warp .x{stroke:#c00;stroke-width:.3;fill:none}";
 

@@ -52,6 +52,10 @@ fn labels(y: i64, word: &str) -> String {
     s
 }
 
+/// The labels' font, as attributes: Chromium does not apply the page's `svg text` rule to the
+/// copies `<use>` makes, but they inherit from the group.
+const FONT: &str = "font-size=\"2.2\" font-family=\"sans-serif\" fill=\"#555\"";
+
 /// The rows every picture shares, drawn once per report: the 32 lanes (`#L`) and the 32 banks
 /// (`#B`), with a few labels.
 pub fn defs() -> String {
@@ -63,7 +67,7 @@ pub fn defs() -> String {
         d
     };
     format!(
-        "<svg class=\"defs\" aria-hidden=\"true\"><defs><g id=\"L\"><path class=\"ln\" d=\"{}\"/>{}</g><g id=\"B\"><path class=\"bk\" d=\"{}\"/>{}</g></defs></svg>",
+        "<svg class=\"defs\" aria-hidden=\"true\"><defs><g id=\"L\" {FONT}><path class=\"ln\" d=\"{}\"/>{}</g><g id=\"B\" {FONT}><path class=\"bk\" d=\"{}\"/>{}</g></defs></svg>",
         outline(LANE_Y),
         labels(LANE_Y - 1, "lane"),
         outline(UNIT_Y),
