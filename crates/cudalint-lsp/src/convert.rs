@@ -156,7 +156,6 @@ fn num(x: Option<f64>) -> String {
 /// The warp's picture: every lane, its byte offset, and the sector or bank it lands in.
 pub fn warp_picture(a: &AccessRecord) -> String {
     let shared = a.space == "shared";
-    let (sector, banks, width) = a.geometry;
     let mut s = format!(
         "**{} {}** `{}` — class `{}`\n\n",
         a.space, a.op, a.text, a.class
@@ -175,19 +174,22 @@ pub fn warp_picture(a: &AccessRecord) -> String {
         ));
     }
     s.push_str(&format!("{}\n\n", a.block_source));
-    if !a.lanes.is_empty() {
+    if let Some(m) = cudalint_rules::warp_map::warp_map(a) {
         s.push_str(if shared {
-            "| lane | byte offset | bank |\n|---:|---:|---:|\n"
+            "| lane | byte offset | bank | conflict |\n|---:|---:|---:|:---|\n"
         } else {
             "| lane | byte offset | sector |\n|---:|---:|---:|\n"
         });
-        for (lane, off) in &a.lanes {
-            let unit = if shared {
-                (off.div_euclid(width)).rem_euclid(banks)
+        for l in &m.lanes {
+            if shared {
+                let mark = if l.conflict { "yes" } else { "" };
+                s.push_str(&format!(
+                    "| {} | {} | {} | {mark} |\n",
+                    l.lane, l.offset, l.unit
+                ));
             } else {
-                off.div_euclid(sector)
-            };
-            s.push_str(&format!("| {lane} | {off} | {unit} |\n"));
+                s.push_str(&format!("| {} | {} | {} |\n", l.lane, l.offset, l.unit));
+            }
         }
     } else if let Some(r) = &a.reason {
         s.push_str(&format!("not evaluated: {r}\n"));

@@ -15,6 +15,7 @@ mod kernel_cache;
 mod relocate;
 pub mod rules;
 pub mod suppress;
+pub mod warp_map;
 pub mod workspace;
 
 pub use cache::{check_cached, Cache, CacheStats};

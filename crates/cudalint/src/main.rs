@@ -2,6 +2,7 @@
 
 mod baseline;
 mod fix;
+mod html;
 mod impact_rank;
 mod inputs;
 mod ncu;
@@ -9,6 +10,7 @@ mod ranking;
 mod render;
 mod sarif;
 mod summary;
+mod svg;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use codespan_reporting::term::termcolor::{BufferedStandardStream, ColorChoice};
@@ -34,6 +36,10 @@ enum Format {
     /// Counts per path: files with parse errors, kernels not analysed and why, accesses by
     /// class, findings by code, the most common reasons for `unknown`
     Summary,
+    /// One self-contained HTML page: kernels ranked by estimated excess, findings by rule,
+    /// what was not seen, and per kernel its accesses with figures, fixes and the warp's
+    /// picture (kernels come in `--sort impact` order whatever `--sort` says)
+    Html,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -575,6 +581,7 @@ fn main() -> ExitCode {
                     println!("{}", ranking::json(&ranking::rank(&reports), &errors))
                 }
                 (Format::Summary, _) => print!("{}", summary::render(&paths, &reports, 20)),
+                (Format::Html, _) => print!("{}", html::render(&reports, &errors)),
             }
             ExitCode::from(if errors.is_empty() { 0 } else { 2 })
         }
