@@ -290,20 +290,26 @@ fn block_at(blocks: &[(usize, Option<Block>)], at: usize) -> Option<Block> {
     }
 }
 
+/// Where the word starting at `i` ends, when one starts there in code with a capital letter.
+fn capital_word_at(b: &[u8], mask: &[bool], i: usize) -> Option<usize> {
+    if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
+        return None;
+    }
+    Some((i..b.len()).find(|&e| !is_word(b[e])).unwrap_or(b.len()))
+}
+
 /// Every `NAME(...)` whose name is all capitals (a macro, by convention): where the name
 /// starts, and its parentheses.
 fn capital_calls(b: &[u8], mask: &[bool]) -> Vec<(usize, usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
+        let Some(end) = capital_word_at(b, mask, i) else {
             i += 1;
             continue;
-        }
+        };
         let s = i;
-        while i < b.len() && is_word(b[i]) {
-            i += 1;
-        }
+        i = end;
         let open = skip_ws(b, mask, i);
         if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
             continue;
@@ -370,14 +376,12 @@ fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
     let mut i = 0;
     while i < b.len() {
-        if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
+        let Some(end) = capital_word_at(b, mask, i) else {
             i += 1;
             continue;
-        }
+        };
         let s = i;
-        while i < b.len() && is_word(b[i]) {
-            i += 1;
-        }
+        i = end;
         let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
         if !at_statement {
             continue;
