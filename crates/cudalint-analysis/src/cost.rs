@@ -250,7 +250,13 @@ fn eval_sample(
         Err(e) => return Err(e),
     };
     let (cost, ideal) = match a.space {
-        Space::Shared => wavefronts(&addrs, &active, bytes, &shape.target),
+        Space::Shared => wavefronts(
+            &addrs,
+            &active,
+            bytes,
+            a.op == crate::interp::AccessOp::Load,
+            &shape.target,
+        ),
         _ => sectors(&addrs, &active, bytes, &shape.target),
     };
     Ok(Some(SampleResult {
@@ -592,64 +598,107 @@ fn sectors(addrs: &Lanes, active: &[bool; WARP], bytes: i64, t: &crate::Target) 
     (distinct as f64, packed.min(distinct) as f64)
 }
 
-/// Wavefronts per request. Accesses of up to 4 bytes are served for the whole warp at once:
-/// the largest number of distinct 4-byte words any one bank must deliver. 8-byte accesses are
-/// served in half-warp phases and 16-byte ones in quarter-warp phases, each costing its own
-/// bank maximum, except that phases asking for exactly the same addresses are served
-/// together. That fits every measurement so far: a double per lane costs 2 (the ideal), a
-/// double broadcast 1, a float4 per lane 4, and a 16-byte read of two row addresses by a
-/// 16x16 block 2. The ideal is the number of distinct phases (1 for 4 bytes or less).
-fn wavefronts(addrs: &Lanes, active: &[bool; WARP], bytes: i64, t: &crate::Target) -> (f64, f64) {
-    let (banks, width) = (t.banks, t.bank_bytes);
-    let lanes_per_phase = if bytes <= width {
-        WARP
-    } else if bytes <= 2 * width {
-        16
+/// Lanes one phase of a shared access serves: the whole warp for accesses of up to a bank
+/// word, half-warps for 8-byte ones and quarter-warps for 16-byte ones, doubled for a load
+/// whose lanes pair up (every lane asks for the address of lane `l ^ 1`, or every lane for that
+/// of `l ^ 2`, where both are on). Measured on an H100 (`fixtures/wide_shared.cu`, 41 wide
+/// loads and stores): `sd[l / 2]` and `sd[l % 2 + l / 4 * 2]` are one wavefront, `sd[l % 16]`
+/// two though both halves ask for the same 16 doubles, a float4 broadcast two, and stores never
+/// pair (two lanes writing one double still take two). `lanes` are the active lanes with their
+/// byte addresses.
+pub fn shared_phase_lanes(bytes: i64, bank_bytes: i64, load: bool, lanes: &[(u8, i64)]) -> usize {
+    let base = if bytes <= bank_bytes {
+        return WARP;
+    } else if bytes <= 2 * bank_bytes {
+        WARP / 2
     } else {
-        8
+        WARP / 4
     };
-    let mut seen: Vec<Vec<i64>> = Vec::new();
-    let mut total = 0i64;
-    for phase in (0..WARP).step_by(lanes_per_phase) {
-        let mut words: Vec<(i64, i64)> = Vec::with_capacity(lanes_per_phase * 4);
-        let mut requested: Vec<i64> = Vec::with_capacity(lanes_per_phase);
-        for l in phase..phase + lanes_per_phase {
-            if !active[l] {
-                continue;
-            }
-            let a = addrs[l];
-            requested.push(a);
-            let (w0, w1) = (a.div_euclid(width), (a + bytes - 1).div_euclid(width));
-            for w in w0..=w1.min(w0 + 8) {
-                words.push((w.rem_euclid(banks), w));
-            }
-        }
-        if requested.is_empty() {
-            continue;
-        }
-        requested.sort_unstable();
-        requested.dedup();
-        if seen.contains(&requested) {
-            continue;
-        }
-        seen.push(requested);
-        words.sort_unstable();
-        words.dedup();
-        let mut worst = 0i64;
-        let mut run = 0i64;
-        let mut bank = -1i64;
-        for (b, _) in &words {
-            if *b == bank {
-                run += 1;
-            } else {
-                bank = *b;
-                run = 1;
-            }
-            worst = worst.max(run);
-        }
-        total += worst;
+    let mut at = [None; WARP];
+    for &(l, a) in lanes {
+        at[l as usize % WARP] = Some(a);
     }
-    (total as f64, seen.len().max(1) as f64)
+    let pair_up = |x: usize| {
+        (0..WARP).all(|l| match (at[l], at[l ^ x]) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        })
+    };
+    if load && (pair_up(1) || pair_up(2)) {
+        base * 2
+    } else {
+        base
+    }
+}
+
+/// Wavefronts per request. Each phase (`shared_phase_lanes`) costs the largest number of
+/// distinct 4-byte words any one bank must deliver to its lanes (lanes asking for one word
+/// share it). Phases are never merged: two half-warps asking for the same 16 doubles take two
+/// wavefronts. A load whose lanes pair up is served in one wavefront per doubled phase only
+/// where that phase is conflict-free; otherwise its two halves are served apart (measured:
+/// `s4[l / 4 + (l % 2) * 8]`, paired but 2-way, takes 8, not 4). The ideal is the number of
+/// phases with a lane on.
+fn wavefronts(
+    addrs: &Lanes,
+    active: &[bool; WARP],
+    bytes: i64,
+    load: bool,
+    t: &crate::Target,
+) -> (f64, f64) {
+    let on: Vec<(u8, i64)> = (0..WARP)
+        .filter(|&l| active[l])
+        .map(|l| (l as u8, addrs[l]))
+        .collect();
+    let group = shared_phase_lanes(bytes, t.bank_bytes, load, &on);
+    let base = shared_phase_lanes(bytes, t.bank_bytes, false, &on);
+    let mut words = Vec::with_capacity(WARP * 4);
+    let mut phases = 0i64;
+    let mut total = 0i64;
+    for phase in on.chunk_by(|a, b| a.0 as usize / group == b.0 as usize / group) {
+        phases += 1;
+        let worst = bank_max(phase, bytes, t, &mut words);
+        total += if group == base || worst <= 1 {
+            worst
+        } else {
+            phase
+                .chunk_by(|a, b| a.0 as usize / base == b.0 as usize / base)
+                .map(|half| bank_max(half, bytes, t, &mut words))
+                .sum()
+        };
+    }
+    (total as f64, phases.max(1) as f64)
+}
+
+/// The largest number of distinct bank words one bank must deliver to these lanes.
+fn bank_max(
+    lanes: &[(u8, i64)],
+    bytes: i64,
+    t: &crate::Target,
+    words: &mut Vec<(i64, i64)>,
+) -> i64 {
+    let (banks, width) = (t.banks, t.bank_bytes);
+    words.clear();
+    for &(_, a) in lanes {
+        let (w0, w1) = (a.div_euclid(width), (a + bytes - 1).div_euclid(width));
+        for w in w0..=w1.min(w0 + 8) {
+            words.push((w.rem_euclid(banks), w));
+        }
+    }
+    words.sort_unstable();
+    words.dedup();
+    let mut worst = 0i64;
+    let mut run = 0i64;
+    let mut bank = -1i64;
+    for (b, _) in words.iter() {
+        if *b == bank {
+            run += 1;
+        } else {
+            bank = *b;
+            run = 1;
+        }
+        worst = worst.max(run);
+    }
+    worst
 }
 
 fn derivative_y(addr: &Sym, shape: &Shape, runtime: &[i64]) -> Option<i64> {
@@ -700,18 +749,72 @@ mod tests {
     #[test]
     fn shared_wavefronts_match_the_probe() {
         let all = [true; WARP];
-        assert_eq!(wavefronts(&lanes_of(|t| 4 * t), &all, 4, &T), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 4, &T), (2.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 4, &T), (4.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 128 * t), &all, 4, &T), (32.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 132 * t), &all, 4, &T), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 4, &T), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 8 * t), &all, 8, &T), (2.0, 2.0));
-        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 8, &T), (1.0, 1.0));
-        assert_eq!(wavefronts(&lanes_of(|t| 16 * t), &all, 16, &T), (4.0, 4.0));
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 4 * t), &all, 4, true, &T),
+            (1.0, 1.0)
+        );
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 8 * t), &all, 4, true, &T),
+            (2.0, 1.0)
+        );
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 16 * t), &all, 4, true, &T),
+            (4.0, 1.0)
+        );
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 128 * t), &all, 4, true, &T),
+            (32.0, 1.0)
+        );
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 132 * t), &all, 4, true, &T),
+            (1.0, 1.0)
+        );
+        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 4, true, &T), (1.0, 1.0));
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 8 * t), &all, 8, true, &T),
+            (2.0, 2.0)
+        );
+        assert_eq!(wavefronts(&lanes_of(|_| 0), &all, 8, true, &T), (1.0, 1.0));
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 16 * t), &all, 16, true, &T),
+            (4.0, 4.0)
+        );
         // 16x16 block reading Mds[ty][k..k+3]: two row addresses, one per half-warp
         assert_eq!(
-            wavefronts(&lanes_of(|t| (t / 16) * 64), &all, 16, &T),
+            wavefronts(&lanes_of(|t| (t / 16) * 64), &all, 16, true, &T),
+            (2.0, 2.0)
+        );
+    }
+    #[test]
+    fn wide_loads_pair_lanes_and_never_merge_phases() {
+        let all = [true; WARP];
+        let d = |f: fn(i64) -> i64, load| wavefronts(&lanes_of(|t| 8 * f(t)), &all, 8, load, &T).0;
+        // both halves ask for the same 16 doubles: still a wavefront each
+        assert_eq!(d(|t| t % 16, true), 2.0);
+        // lanes l and l ^ 1 (or l ^ 2) ask for one double: the warp is one phase
+        assert_eq!(d(|t| t / 2, true), 1.0);
+        assert_eq!(d(|t| t % 2 + t / 4 * 2, true), 1.0);
+        // a broadcast per half-warp, the two in different banks, then in one bank
+        assert_eq!(d(|t| t / 16, true), 1.0);
+        assert_eq!(d(|t| (t / 16) * 16, true), 2.0);
+        // paired lanes whose doubles meet in a bank: 2-way over the whole warp
+        assert_eq!(d(|t| (t / 2) * 2, true), 2.0);
+        // stores do not pair
+        assert_eq!(d(|t| t / 2, false), 2.0);
+        let q = |f: fn(i64) -> i64| wavefronts(&lanes_of(|t| 16 * f(t)), &all, 16, true, &T).0;
+        assert_eq!(q(|_| 0), 2.0);
+        assert_eq!(q(|t| t % 8), 4.0);
+        assert_eq!(q(|t| t % 2), 2.0);
+        assert_eq!(q(|t| t / 8 + (t % 8 == 7) as i64), 4.0);
+        // paired, but 2-way in each half: the quarters are served apart, 2-way each
+        assert_eq!(q(|t| t / 4 + (t % 2) * 8), 8.0);
+        // lanes 0-7 and 16-23 on, one double each: the two halves are two phases
+        let mut some = [false; WARP];
+        for l in (0..8).chain(16..24) {
+            some[l] = true;
+        }
+        assert_eq!(
+            wavefronts(&lanes_of(|t| 8 * (t % 16)), &some, 8, true, &T),
             (2.0, 2.0)
         );
     }

@@ -48,14 +48,10 @@ pub fn warp_map(a: &AccessRecord) -> Option<WarpMap> {
         return None;
     }
     let unit_bytes = if shared { width } else { sector };
-    // accesses of up to a bank word are served for the whole warp at once, 8-byte ones in
-    // half-warp phases, wider ones in quarter-warp phases (as cost.rs counts wavefronts)
-    let per_phase: u8 = if a.bytes <= width {
-        32
-    } else if a.bytes <= 2 * width {
-        16
+    let per_phase = if shared {
+        cudalint_analysis::cost::shared_phase_lanes(a.bytes, width, a.op == "load", &a.lanes) as u8
     } else {
-        8
+        32
     };
     let mut lanes: Vec<LaneSlot> = a
         .lanes

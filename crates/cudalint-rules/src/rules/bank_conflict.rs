@@ -20,10 +20,19 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
     }
     let ways = w / i;
     let text = ctx.text(a.loc);
-    let phase = match a.bytes {
-        0..=4 => String::new(),
-        5..=8 => " (8-byte accesses are served in two half-warp phases)".to_string(),
-        _ => " (16-byte accesses are served in four quarter-warp phases)".to_string(),
+    let width = a.shape.target.bank_bytes;
+    let group = cudalint_analysis::cost::shared_phase_lanes(
+        a.bytes,
+        width,
+        a.op == cudalint_analysis::AccessOp::Load,
+        &a.cost.lanes,
+    );
+    let phase = match (a.bytes <= width, a.bytes <= 2 * width, group) {
+        (true, _, _) => "",
+        (_, true, 32) => " (an 8-byte load whose lanes pair up on one address, lane l with l ^ 1 or l ^ 2, is served in one phase for the whole warp)",
+        (_, true, _) => " (8-byte accesses are served in two half-warp phases)",
+        (_, _, 16) => " (a 16-byte load whose lanes pair up on one address, lane l with l ^ 1 or l ^ 2, is served in two half-warp phases)",
+        _ => " (16-byte accesses are served in four quarter-warp phases)",
     };
     let message = format!(
         "shared {} `{text}`: {}-way bank conflict, {} wavefronts per request where {} would do{phase}",
