@@ -743,6 +743,53 @@ fn a_macro_the_build_files_never_name_is_not_defined() {
 }
 
 #[test]
+fn a_makefile_flag_given_in_every_build_defines_its_macro() {
+    let dir = scratch("makefile-flags");
+    let k = dir.join("k.cu");
+    std::fs::write(
+        &k,
+        "#ifndef SINGLE_PRECISION\ntypedef double real;\n#else\ntypedef float real;\n#endif\n\
+         __global__ void k(const real* in, real* out) {\n  \
+         out[threadIdx.x] = in[threadIdx.x];\n}\n",
+    )
+    .unwrap();
+    let bytes = || -> Vec<u64> {
+        let out = common::json(&["audit", "--format", "json", "--no-cache", &s(&k)]);
+        out["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["bytes"].as_u64().unwrap())
+            .collect()
+    };
+    // a flag only a make variable switches on may be off: the first branch is the guess
+    std::fs::write(
+        dir.join("Makefile"),
+        "ifeq ($(FP32),yes)\n  CFLAGS += -DSINGLE_PRECISION\nendif\nmain: k.cu\n\tnvcc $(CFLAGS) k.cu\n",
+    )
+    .unwrap();
+    assert_eq!(bytes(), [8, 8]);
+    // given in every build (a continued line of CFLAGS): defined, float
+    std::fs::write(
+        dir.join("Makefile"),
+        "CFLAGS := -O3 \\\n  -DSINGLE_PRECISION -arch=sm_90\nmain: k.cu\n\tnvcc $(CFLAGS) k.cu\n",
+    )
+    .unwrap();
+    assert_eq!(bytes(), [4, 4]);
+    // the command line decides over it
+    let out = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "--no-cache",
+        "-U",
+        "SINGLE_PRECISION",
+        &s(&k),
+    ]);
+    assert_eq!(out["accesses"][0]["bytes"], 8);
+}
+
+#[test]
 fn progress_shows_on_a_terminal_and_nowhere_else() {
     let dir = scratch("progress");
     let k = dir.join("k.cu");

@@ -2,7 +2,9 @@
 //! Makefile or CMakeLists.txt never mentions is not defined by a `-D` flag, so `#ifdef X`
 //! takes the branch a plain build takes (HeCBench fft's `#ifdef SINGLE_PRECISION`, whose
 //! Makefile passes no -D: double). Where no build file is found, or it names X, the
-//! preprocessor's first-branch guess stands (conditional.rs).
+//! preprocessor's first-branch guess stands (conditional.rs). What the nearest Makefile's
+//! flags define for every build (`CFLAGS := -Ddfloat=double`, outside any `ifeq` block) is
+//! defined, where no compile command says otherwise.
 
 use crate::Input;
 use std::collections::{BTreeSet, HashMap};
@@ -16,6 +18,9 @@ use std::sync::Arc;
 pub struct BuildFiles {
     /// The build files' texts, one after the other.
     pub(crate) text: String,
+    /// `NAME` or `NAME=VALUE` for each macro the nearest folder's Makefiles define with `-D`
+    /// in every build (as `Defines::insert_flag` takes them).
+    pub(crate) defines: Vec<String>,
 }
 
 impl BuildFiles {
@@ -57,41 +62,119 @@ fn build_files_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The build files of a folder, read once however many folders below it ask: their text, and
-/// whether the folder is a repository's root (where the walk up stops).
-type Level = Arc<(String, bool)>;
+/// The build files of a folder, read once however many folders below it ask: their text, the
+/// macros its Makefiles define in every build, and whether the folder is a repository's root
+/// (where the walk up stops).
+type Level = Arc<(String, Vec<String>, bool)>;
 
 fn level(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Level {
     if let Some(l) = seen.get(dir) {
         return l.clone();
     }
     let mut text = String::new();
+    let mut makefiles = String::new();
     for f in build_files_in(dir) {
         if let Ok(bytes) = std::fs::read(&f) {
-            text.push_str(&String::from_utf8_lossy(&bytes));
+            let t = String::from_utf8_lossy(&bytes);
+            if is_makefile(&f.file_name().unwrap_or_default().to_string_lossy()) {
+                makefiles.push_str(&t);
+                makefiles.push('\n');
+            }
+            text.push_str(&t);
             text.push('\n');
         }
     }
-    let l = Arc::new((text, dir.join(".git").exists()));
+    let l = Arc::new((
+        text,
+        makefile_defines(&makefiles),
+        dir.join(".git").exists(),
+    ));
     seen.insert(dir.to_path_buf(), l.clone());
     l
+}
+
+fn is_makefile(name: &str) -> bool {
+    matches!(name, "Makefile" | "makefile" | "GNUmakefile") || name.ends_with(".mk")
+}
+
+/// The `-D` flags a Makefile gives in every build: those outside `ifeq`, `ifneq`, `ifdef` and
+/// `ifndef` blocks (a flag a make variable switches on is not known to be on), whose value
+/// names no make variable. A name given two different values (two targets) is left out.
+fn makefile_defines(text: &str) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut found: Vec<(String, Option<String>)> = Vec::new();
+    let mut clash: BTreeSet<String> = BTreeSet::new();
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    for line in joined.lines() {
+        let code = line.split('#').next().unwrap_or("");
+        let head = code.trim_start();
+        let word = head.split_whitespace().next().unwrap_or("");
+        match word {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" => depth += 1,
+            "endif" => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth > 0 {
+            continue;
+        }
+        let mut tokens = code.split_whitespace();
+        while let Some(tok) = tokens.next() {
+            let Some(rest) = tok.strip_prefix("-D") else {
+                continue;
+            };
+            let flag = if rest.is_empty() {
+                tokens.next().unwrap_or("")
+            } else {
+                rest
+            };
+            let flag = flag.trim_matches(|c| c == '\'' || c == '"');
+            let (name, value) = match flag.split_once('=') {
+                Some((n, v)) => (n, Some(v.trim_matches(|c| c == '\'' || c == '"'))),
+                None => (flag, None),
+            };
+            let ident = !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ident || value.is_some_and(|v| v.contains('$')) {
+                continue;
+            }
+            let value = value.map(str::to_string);
+            match found.iter().find(|(n, _)| n == name) {
+                Some((_, v)) if *v != value => {
+                    clash.insert(name.to_string());
+                }
+                Some(_) => {}
+                None => found.push((name.to_string(), value)),
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter(|(n, _)| !clash.contains(n))
+        .map(|(n, v)| match v {
+            Some(v) => format!("{n}={v}"),
+            None => n,
+        })
+        .collect()
 }
 
 fn governing(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Option<BuildFiles> {
     let dir = std::fs::canonicalize(dir).ok()?;
     let mut text = String::new();
-    let mut found = false;
+    let mut defines = None;
     for d in dir.ancestors().take(MAX_LEVELS) {
         let l = level(d, seen);
         if !l.0.is_empty() {
             text.push_str(&l.0);
-            found = true;
+            // the nearest folder with build files builds this one: a Makefile higher up may
+            // build other programs with other flags
+            defines.get_or_insert_with(|| l.1.clone());
         }
-        if l.1 {
+        if l.2 {
             break;
         }
     }
-    found.then_some(BuildFiles { text })
+    defines.map(|defines| BuildFiles { text, defines })
 }
 
 /// Attaches to every input the build files that govern its folder, read once per folder.
@@ -180,6 +263,7 @@ mod tests {
         let b = BuildFiles {
             text: "CFLAGS += -DSINGLE_PRECISION -UNDEBUG\nadd_compile_definitions(USE_TILES=1)\n"
                 .into(),
+            defines: Vec::new(),
         };
         assert!(b.mentions("SINGLE_PRECISION"));
         assert!(b.mentions("NDEBUG"));
@@ -194,5 +278,23 @@ mod tests {
         let t = "#ifdef A\n#ifndef B_H\n#if defined(C) && !defined D\n# elif defined (E)\n#if F > 2\n#define G\n";
         let names: Vec<&str> = tested_names(t).into_iter().collect();
         assert_eq!(names, ["A", "B_H", "C", "D", "E"]);
+    }
+
+    #[test]
+    fn makefile_flags_outside_conditionals_define() {
+        let t = "CC = nvcc\nCFLAGS := $(EXTRA_CFLAGS) -Ddfloat=double -Ddlong=int \\\n  -DUSE_GPU -D WARP=32\n\
+                 ifeq ($(DEBUG),yes)\n  CFLAGS += -g -DDEBUG\nelse\n  CFLAGS += -DFAST\nendif\n\
+                 CFLAGS += -Dp_N=$(N) -DVALUE='\"x\"' # -DCOMMENTED\n\
+                 a.o: a.cu\n\t$(CC) -DMODE=1 -c a.cu\nb.o: b.cu\n\t$(CC) -DMODE=2 -c b.cu\n";
+        assert_eq!(
+            makefile_defines(t),
+            [
+                "dfloat=double",
+                "dlong=int",
+                "USE_GPU",
+                "WARP=32",
+                "VALUE=x"
+            ]
+        );
     }
 }

@@ -121,16 +121,24 @@ impl Settings {
         o
     }
 
-    /// The macros a file is preprocessed with: its compile command's, then cudalint.toml
-    /// `defines`, then `-D` (each over the one before).
+    /// The macros a file is preprocessed with: its compile command's (or, without one, what
+    /// its Makefile's flags define in every build), then cudalint.toml `defines`, then `-D`
+    /// (each over the one before).
     pub fn defines_for(&self, input: &Input) -> cudalint_syntax::Defines {
         let toml = match &input.config {
             Some(c) => c.defines.overlay(&self.defines),
             None => self.defines.clone(),
         };
-        match &input.compile {
-            Some(c) => c.defines.overlay(&toml),
-            None => toml,
+        match (&input.compile, &input.build) {
+            (Some(c), _) => c.defines.overlay(&toml),
+            (None, Some(b)) if !b.defines.is_empty() => {
+                let mut d = cudalint_syntax::Defines::default();
+                for flag in &b.defines {
+                    let _ = d.insert_flag(flag);
+                }
+                d.overlay(&toml)
+            }
+            (None, _) => toml,
         }
     }
 }

@@ -65,6 +65,7 @@ fn project() -> Vec<(String, String)> {
 fn inputs(files: &[(String, String)]) -> Vec<Input> {
     let build = Arc::new(BuildFiles {
         text: "all:\n\tnvcc -o solo solo.cu\n".into(),
+        defines: Vec::new(),
     });
     files
         .iter()
