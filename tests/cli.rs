@@ -790,6 +790,55 @@ fn a_makefile_flag_given_in_every_build_defines_its_macro() {
 }
 
 #[test]
+fn a_flag_macro_is_a_type_and_a_constant_as_a_define_would_be() {
+    let dir = scratch("flag-macros");
+    let k = dir.join("k.cu");
+    std::fs::write(
+        &k,
+        "__global__ void k(const real* in, real* out) {\n  \
+         out[threadIdx.x] = in[threadIdx.x * STRIDE];\n}\n",
+    )
+    .unwrap();
+    let figures = |extra: &[&str]| -> Vec<(u64, f64)> {
+        let mut args = vec!["audit", "--format", "json", "--no-cache", "--block", "32"];
+        args.extend(extra);
+        let path = s(&k);
+        args.push(&path);
+        common::json(&args)["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["bytes"].as_u64().unwrap(),
+                    a["sectors_per_request"].as_f64().unwrap_or(-1.0),
+                )
+            })
+            .collect()
+    };
+    // from the command line: 8-byte elements 2 apart, 16 sectors for the load, 8 for the store
+    assert_eq!(
+        figures(&["-D", "real=double", "-D", "STRIDE=2"]),
+        [(8, 8.0), (8, 16.0)]
+    );
+    // from the Makefile's flags, as nvcc would be given them
+    std::fs::write(
+        dir.join("Makefile"),
+        "CFLAGS := -Dreal=double -DSTRIDE=4\nmain: k.cu\n\tnvcc $(CFLAGS) k.cu\n",
+    )
+    .unwrap();
+    assert_eq!(figures(&[]), [(8, 8.0), (8, 32.0)]);
+    // a #define in the file wins over the flag, as it does in the compiler
+    std::fs::write(
+        &k,
+        "#define STRIDE 1\n__global__ void k(const real* in, real* out) {\n  \
+         out[threadIdx.x] = in[threadIdx.x * STRIDE];\n}\n",
+    )
+    .unwrap();
+    assert_eq!(figures(&[]), [(8, 8.0), (8, 8.0)]);
+}
+
+#[test]
 fn progress_shows_on_a_terminal_and_nowhere_else() {
     let dir = scratch("progress");
     let k = dir.join("k.cu");

@@ -303,10 +303,14 @@ pub(crate) fn parse_each<T: Send>(
             let parsed = match inc {
                 // as in the compiler, a `#define` after `-D` redefines the name
                 Some(inc) if inc.names().any(|n| i.text.contains(n)) => {
-                    cudalint_syntax::parse_with(&i.text, &b.overlay(inc)).map(&keep)
+                    cudalint_syntax::parse_with(&i.text, &b.overlay(inc))
                 }
-                _ => cudalint_syntax::parse_prepared(p).map(&keep),
-            };
+                _ => cudalint_syntax::parse_prepared(p),
+            }
+            .map(|mut p| {
+                p.add_flag_defines(b);
+                keep(p)
+            });
             settings.progress.tell(Step::Parsed(&i.path));
             parsed
         })

@@ -73,8 +73,10 @@ impl Incremental {
                     None => (String::new(), None),
                 };
                 let old = old.map(|p| (old_text.as_str(), p));
-                cudalint_syntax::parse_incremental(&i.text, &defines, old)
-                    .map(|(p, text)| (p, text, defines))
+                cudalint_syntax::parse_incremental(&i.text, &defines, old).map(|(mut p, text)| {
+                    p.add_flag_defines(&defines);
+                    (p, text, defines)
+                })
             })
             .collect();
         let mut parsed: Vec<Option<ParsedFile>> = Vec::with_capacity(parses.len());

@@ -83,6 +83,41 @@ pub struct ParsedFile {
     /// What each top-level item lowered to: the next [`parse_incremental`] moves the
     /// lowering of the items its edit did not touch instead of lowering them again.
     pieces: Vec<reuse::Piece>,
+    /// How many of `model.defines`, at its end, [`ParsedFile::add_flag_defines`] added.
+    flag_defines: usize,
+}
+
+impl ParsedFile {
+    /// Gives the model the macros the build's flags define (`-D`, cudalint.toml, a compile
+    /// command, a Makefile: `defines`' own entries) as the `#define`s they stand for, where
+    /// the file does not define the name itself (a `#define` after `-D` redefines it): then
+    /// `-Ddfloat=double` is a type to the analysis and `-DBLOCK=256` a constant, as in the
+    /// compiler. They are nowhere in the file: their spans are empty, at its start. A second
+    /// call replaces what the first added.
+    pub fn add_flag_defines(&mut self, defines: &Defines) {
+        use shift::Shift;
+        let own = self.model.defines.len() - self.flag_defines;
+        self.model.defines.truncate(own);
+        self.flag_defines = 0;
+        let mut text = String::new();
+        for (name, value) in defines.user() {
+            let plain = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if plain && !value.contains('\n') && !self.model.defines.iter().any(|d| d.name == name)
+            {
+                text.push_str(&format!("#define {name} {value}\n"));
+            }
+        }
+        if text.is_empty() {
+            return;
+        }
+        let Some(parsed) = parse_prepared(&text) else {
+            return;
+        };
+        let mut added = parsed.model.defines;
+        added.shift(-(text.len() as i64));
+        self.flag_defines = added.len();
+        self.model.defines.extend(added);
+    }
 }
 
 /// Parses only (no lowering): the floor that the speed benchmark compares against.
@@ -134,10 +169,13 @@ pub fn parse_incremental(
     }
     let edit = incremental::edit_between(old_text, &text);
     let ParsedFile {
-        model,
+        mut model,
         mut tree,
         pieces,
+        flag_defines,
     } = old;
+    // the flags' defines are no top-level item of the text: the caller adds them again
+    model.defines.truncate(model.defines.len() - flag_defines);
     tree.edit(&edit);
     let tree = with_parser(|p| p.parse(&text, Some(&tree)))?;
     let reuse = reuse::Reuse::new(model, pieces, &edit);
@@ -153,6 +191,7 @@ fn lower_tree(text: &str, tree: tree_sitter::Tree, reuse: Option<reuse::Reuse>) 
         model: lowerer.model,
         tree,
         pieces: lowerer.pieces,
+        flag_defines: 0,
     }
 }
 
@@ -178,6 +217,31 @@ fn error_regions(root: tree_sitter::Node) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flag_defines_are_added_once_and_survive_an_edit() {
+        let mut d = Defines::default();
+        d.insert_flag("real=double").unwrap();
+        d.insert_flag("TD=64").unwrap();
+        let src = "#define TD 32\n__global__ void k(real* o) { o[threadIdx.x] = TD; }\n";
+        let names = |p: &ParsedFile| -> Vec<(String, u32)> {
+            p.model
+                .defines
+                .iter()
+                .map(|x| (x.name.clone(), x.span.end))
+                .collect()
+        };
+        let (mut p, text) = parse_incremental(src, &d, None).unwrap();
+        p.add_flag_defines(&d);
+        p.add_flag_defines(&d);
+        // the file's own TD wins; the flag's real is added once, spanning nothing
+        assert_eq!(names(&p), [("TD".to_string(), 14), ("real".to_string(), 0)]);
+        assert!(p.model.defines[1].as_type.is_some());
+        let edited = src.replace("= TD", "= TD + 1");
+        let (mut q, _) = parse_incremental(&edited, &d, Some((&text, p))).unwrap();
+        q.add_flag_defines(&d);
+        assert_eq!(names(&q), [("TD".to_string(), 14), ("real".to_string(), 0)]);
+    }
 
     #[test]
     fn language_loads() {
