@@ -153,6 +153,34 @@ fn the_html_report_in_a_browser() {
         priced,
         "a picture per priced access (warm, from the cache)"
     );
+    // the warp after a proven padding, drawn where CL301 offers one: conflict-free
+    let paddings = common::json(&["check", "--format", "json", "--no-cache", "fixtures/"])
+        ["diagnostics"]
+        .as_array()
+        .expect("diagnostics")
+        .iter()
+        .filter(|d| {
+            d["code"] == "CL301"
+                && d["fix"]["title"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("pad the innermost dimension"))
+        })
+        .count();
+    let padded: Vec<&str> = cold
+        .split("<svg class=\"warp pad\"")
+        .skip(1)
+        .map(|p| &p[..p.find("</svg>").unwrap_or(p.len())])
+        .collect();
+    assert!(paddings > 0);
+    assert_eq!(
+        padded.len(),
+        paddings,
+        "a picture after the padding for every padding CL301 proves"
+    );
+    assert!(
+        padded.iter().all(|p| !p.contains("class=\"xl\"")),
+        "a padded warp has no conflicting lanes"
+    );
     assert!(
         cold == warm,
         "the warm run's page differs from the cold one"

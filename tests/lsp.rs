@@ -277,6 +277,52 @@ fn an_editor_session() {
     assert_eq!(edit["newText"], "TILE_DIM + 1");
     assert_eq!(edit["range"]["start"]["line"], 15);
 
+    // hover over the column read before the fix: the warp, and the same warp padded (the
+    // analysis evaluated it on tile[32][33]: lane l's word l * 33 + (y + j), bank l + (y + j))
+    let col = text
+        .lines()
+        .nth(24)
+        .unwrap()
+        .find("tile[threadIdx.x]")
+        .unwrap()
+        + 2;
+    let hover = c.request(
+        "textDocument/hover",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 24, "character": col}}),
+    );
+    let md = hover["result"]["contents"]["value"].as_str().unwrap_or("");
+    assert!(
+        md.contains(
+            "after padding the innermost dimension by 1: 1 wavefront per request, 0 lanes conflict"
+        ) && md.contains("| bank padded | conflict padded |"),
+        "{md}"
+    );
+    for lane in 0..32i64 {
+        let row: Vec<&str> = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {lane} |")))
+            .unwrap_or_else(|| panic!("no row for lane {lane}: {md}"))
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let (offset, bank, clash) = (
+            row[2].parse::<i64>().unwrap(),
+            row[3].parse::<i64>().unwrap(),
+            row[4],
+        );
+        let (bank_after, clash_after) = (row[5].parse::<i64>().unwrap(), row[6]);
+        assert_eq!(
+            (bank, clash),
+            ((offset / 4) % 32, "yes"),
+            "lane {lane}: {md}"
+        );
+        assert_eq!(
+            (bank_after, clash_after),
+            ((bank + lane) % 32, ""),
+            "lane {lane}: {md}"
+        );
+    }
+
     // apply it the way an editor does: an incremental change
     let (s, e) = (&edit["range"]["start"], &edit["range"]["end"]);
     let line: String = text.lines().nth(15).unwrap().to_string();

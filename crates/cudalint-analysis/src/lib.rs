@@ -98,6 +98,9 @@ pub struct Padding {
     pub dim: Loc,
     pub pad: i64,
     pub wavefronts_after: f64,
+    /// The costliest sampled warp under the padding, as `Cost::lanes` gives the one before:
+    /// the offsets are the padded array's, so a picture of it shows where the lanes go.
+    pub lanes_after: Vec<(u8, i64)>,
 }
 
 #[derive(Clone, Debug)]

@@ -39,7 +39,7 @@ pub(crate) fn prove_padding(
         let mut dims = si.dims.clone();
         *dims.last_mut()? += pad;
         let mut ok = true;
-        let mut after_this = 0.0;
+        let mut after_this = (0.0, Vec::new());
         for a in &same {
             let s = a.shared_index.as_ref()?;
             let addr = padded_addr(s, &dims);
@@ -60,14 +60,15 @@ pub(crate) fn prove_padding(
                     ok = false;
                     break;
                 }
-                after_this = w;
+                after_this = (w, after.lanes);
             }
         }
         if ok {
             return Some(Padding {
                 dim: (decl.0, dim_span_of(run, decl)?),
                 pad,
-                wavefronts_after: after_this,
+                wavefronts_after: after_this.0,
+                lanes_after: after_this.1,
             });
         }
     }

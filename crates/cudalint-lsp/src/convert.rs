@@ -175,18 +175,39 @@ pub fn warp_picture(a: &AccessRecord) -> String {
     }
     s.push_str(&format!("{}\n\n", a.block_source));
     if let Some(m) = cudalint_rules::warp_map::warp_map(a) {
-        s.push_str(if shared {
-            "| lane | byte offset | bank | conflict |\n|---:|---:|---:|:---|\n"
-        } else {
-            "| lane | byte offset | sector |\n|---:|---:|---:|\n"
+        // the warp after a proven padding, lane by lane beside the one before
+        let after = cudalint_rules::warp_map::padded_map(a);
+        if let (Some(p), Some(after)) = (&a.padded, &after) {
+            s.push_str(&format!(
+                "after padding the innermost dimension by {}: {} wavefront{} per request, {} lanes conflict\n\n",
+                p.pad,
+                num(Some(p.wavefronts)),
+                if p.wavefronts == 1.0 { "" } else { "s" },
+                after.conflicting()
+            ));
+        }
+        s.push_str(match (shared, after.is_some()) {
+            (true, true) => "| lane | byte offset | bank | conflict | bank padded | conflict padded |\n|---:|---:|---:|:---|---:|:---|\n",
+            (true, false) => "| lane | byte offset | bank | conflict |\n|---:|---:|---:|:---|\n",
+            _ => "| lane | byte offset | sector |\n|---:|---:|---:|\n",
         });
+        let mark = |c: bool| if c { "yes" } else { "" };
         for l in &m.lanes {
             if shared {
-                let mark = if l.conflict { "yes" } else { "" };
                 s.push_str(&format!(
-                    "| {} | {} | {} | {mark} |\n",
-                    l.lane, l.offset, l.unit
+                    "| {} | {} | {} | {} |",
+                    l.lane,
+                    l.offset,
+                    l.unit,
+                    mark(l.conflict)
                 ));
+                if let Some(after) = &after {
+                    match after.lanes.iter().find(|x| x.lane == l.lane) {
+                        Some(x) => s.push_str(&format!(" {} | {} |", x.unit, mark(x.conflict))),
+                        None => s.push_str(" | |"),
+                    }
+                }
+                s.push('\n');
             } else {
                 s.push_str(&format!("| {} | {} | {} |\n", l.lane, l.offset, l.unit));
             }

@@ -195,6 +195,19 @@ pub struct AccessRecord {
     /// Bytes per sector and per bank of the target (to draw the warp's picture).
     #[serde(skip)]
     pub geometry: (i64, i64, i64),
+    /// The same warp under the padding CL301 proved, where it proved one.
+    #[serde(skip)]
+    pub padded: Option<PaddedWarp>,
+}
+
+/// An access's warp after a proven padding of its shared array's innermost dimension.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PaddedWarp {
+    /// Elements added to the innermost dimension.
+    pub pad: i64,
+    pub wavefronts: f64,
+    /// (lane, byte offset in the padded array) of the active lanes.
+    pub lanes: Vec<(u8, i64)>,
 }
 
 /// A call an access was inlined through.
@@ -612,6 +625,11 @@ fn record(a: &Access, kernel: &[Access], ctx: &Ctx) -> AccessRecord {
         assumptions: a.assumptions.clone(),
         span: p.bytes.clone(),
         lanes: a.cost.lanes.clone(),
+        padded: a.padding.as_ref().map(|p| PaddedWarp {
+            pad: p.pad,
+            wavefronts: p.wavefronts_after,
+            lanes: p.lanes_after.clone(),
+        }),
         impact: crate::impact::figures(a, kernel, ctx),
         geometry: (
             a.shape.target.sector_bytes,

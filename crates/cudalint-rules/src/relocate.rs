@@ -162,6 +162,7 @@ impl Moves {
                 dim,
                 pad: _,
                 wavefronts_after: _,
+                lanes_after: _,
             }) = padding
             {
                 self.loc(dim)?;

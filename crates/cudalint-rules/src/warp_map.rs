@@ -39,8 +39,18 @@ impl WarpMap {
 /// The grouping of an access's lanes, or `None` where no lanes were evaluated (or the target's
 /// geometry is unknown).
 pub fn warp_map(a: &AccessRecord) -> Option<WarpMap> {
+    map_of(a, &a.lanes)
+}
+
+/// The same access's warp under the padding CL301 proved, where it proved one: the lanes'
+/// offsets in the padded array, grouped as `warp_map` groups them.
+pub fn padded_map(a: &AccessRecord) -> Option<WarpMap> {
+    map_of(a, &a.padded.as_ref()?.lanes)
+}
+
+fn map_of(a: &AccessRecord, evaluated: &[(u8, i64)]) -> Option<WarpMap> {
     let (sector, banks, width) = a.geometry;
-    if a.lanes.is_empty() {
+    if evaluated.is_empty() {
         return None;
     }
     let shared = a.space == "shared";
@@ -49,12 +59,11 @@ pub fn warp_map(a: &AccessRecord) -> Option<WarpMap> {
     }
     let unit_bytes = if shared { width } else { sector };
     let per_phase = if shared {
-        cudalint_analysis::cost::shared_phase_lanes(a.bytes, width, a.op == "load", &a.lanes) as u8
+        cudalint_analysis::cost::shared_phase_lanes(a.bytes, width, a.op == "load", evaluated) as u8
     } else {
         32
     };
-    let mut lanes: Vec<LaneSlot> = a
-        .lanes
+    let mut lanes: Vec<LaneSlot> = evaluated
         .iter()
         .map(|&(lane, offset)| LaneSlot {
             lane,
@@ -121,6 +130,7 @@ mod tests {
             impact: None,
             span: 0..1,
             lanes,
+            padded: None,
             geometry: (32, 32, 4),
         }
     }
@@ -162,6 +172,27 @@ mod tests {
             (0..32).map(|l| (l as u8, (l as i64) * 8)).collect(),
         );
         assert_eq!(warp_map(&a).unwrap().conflicting(), 0);
+    }
+
+    #[test]
+    fn the_padded_warp_is_drawn_from_the_padded_offsets() {
+        // tile[threadIdx.x][0]: float tile[32][32] puts every lane in bank 0; [32][33] puts
+        // lane l in bank l
+        let mut a = record(
+            "shared",
+            4,
+            (0..32).map(|l| (l as u8, l as i64 * 128)).collect(),
+        );
+        assert!(padded_map(&a).is_none());
+        a.padded = Some(crate::check::PaddedWarp {
+            pad: 1,
+            wavefronts: 1.0,
+            lanes: (0..32).map(|l| (l as u8, l as i64 * 132)).collect(),
+        });
+        let after = padded_map(&a).unwrap();
+        assert_eq!(after.units, (0..32).collect::<Vec<i64>>());
+        assert_eq!(after.conflicting(), 0);
+        assert_eq!(warp_map(&a).unwrap().conflicting(), 32);
     }
 
     #[test]

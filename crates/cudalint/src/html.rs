@@ -8,14 +8,14 @@
 //! priced access with lanes (all but the data-dependent ones, priced at their worst case
 //! without addresses). It renders `FileReport`s and decides nothing.
 //!
-//! Not drawn: the warp after a CL301 padding fix. The lanes' offsets alone do not say which
-//! element size and row length the padding re-maps (an access may be wider than the array's
-//! element), so that picture would be a guess.
+//! Where CL301 proved a padding, the same warp after it is drawn beside it: the analysis
+//! evaluated the access again on the padded array (`AccessRecord::padded`), so the picture is
+//! the proof's, not a re-mapping of offsets guessed here.
 
 use crate::ranking::{rank, Ranking};
 use crate::svg;
 use cudalint_rules::impact::{bytes, count};
-use cudalint_rules::warp_map::warp_map;
+use cudalint_rules::warp_map::{padded_map, warp_map};
 use cudalint_rules::{AccessRecord, Diagnostic, FileReport};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
@@ -414,6 +414,17 @@ fn access(s: &mut String, a: &AccessRecord, found: Option<&Vec<&Diagnostic>>) {
                     "<div class=\"m\">{} lanes conflict (red): they share a bank at different words</div>",
                     m.conflicting()
                 );
+            }
+            if let (Some(after), Some(p)) = (padded_map(a), &a.padded) {
+                let _ = write!(
+                    s,
+                    "<div class=\"m pad\">after padding the innermost dimension by {}: {} wavefront{} per request, {} lanes conflict</div>",
+                    p.pad,
+                    count(p.wavefronts),
+                    if p.wavefronts == 1.0 { "" } else { "s" },
+                    after.conflicting()
+                );
+                s.push_str(&svg::padded(&after));
             }
         } else {
             // a data-dependent access is priced at its worst case, without addresses

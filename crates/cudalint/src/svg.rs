@@ -77,6 +77,16 @@ pub fn defs() -> String {
 
 /// One access's picture.
 pub fn warp(m: &WarpMap) -> String {
+    draw(m, "warp")
+}
+
+/// The same access's picture after a proven padding (classed apart, so that a page's
+/// pictures still count one per priced access).
+pub fn padded(m: &WarpMap) -> String {
+    draw(m, "warp pad")
+}
+
+fn draw(m: &WarpMap, class: &str) -> String {
     let n = m.units.len().max(1) as i64;
     // the left edge of the k-th unit (a bank's number, or the k-th distinct sector), and the
     // width units are drawn at
@@ -151,7 +161,7 @@ pub fn warp(m: &WarpMap) -> String {
         let _ = write!(d, "{mv}l{} {drop}", x1 - x0);
         *end = Some(x1);
     }
-    let mut s = format!("<svg class=\"warp\" viewBox=\"0 0 {W} {H}\"><use href=\"#L\"/>");
+    let mut s = format!("<svg class=\"{class}\" viewBox=\"0 0 {W} {H}\"><use href=\"#L\"/>");
     if m.shared {
         s.push_str("<use href=\"#B\"/>");
     } else {

@@ -15,6 +15,8 @@ struct AccessExtra {
     #[serde(with = "lanes")]
     lanes: Vec<(u8, i64)>,
     geometry: (i64, i64, i64),
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    padded: Option<crate::check::PaddedWarp>,
 }
 
 /// A warp's lanes and offsets, most often lanes 0, 1, 2, ... at a constant stride: those are
@@ -79,6 +81,7 @@ impl CachedReport {
                 span: a.span.clone(),
                 lanes: a.lanes.clone(),
                 geometry: a.geometry,
+                padded: a.padded.clone(),
             })
             .collect();
         CachedReport { report, extra }
@@ -94,9 +97,10 @@ impl CachedReport {
                 span,
                 lanes,
                 geometry,
+                padded,
                 ..
             } = a;
-            (*span, *lanes, *geometry) = (x.span, x.lanes, x.geometry);
+            (*span, *lanes, *geometry, *padded) = (x.span, x.lanes, x.geometry, x.padded);
         }
         Some(report)
     }
