@@ -584,3 +584,160 @@ fn the_workspace_roots_compile_commands_pick_the_branch() {
     assert!(codes(Value::Null).is_empty());
     let _ = std::fs::remove_dir_all(&ws);
 }
+
+/// The server's resident memory, from the kernel's view of the process (Linux).
+fn resident_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn a_long_day_of_editing_keeps_the_server_memory_flat() {
+    if resident_kb(std::process::id()).is_none() {
+        eprintln!("skipped: no /proc/<pid>/status to read resident memory from");
+        return;
+    }
+    // 50 open documents made of the fixtures' real kernels (those without includes, so that
+    // each stands alone), each typed into: a comment line inside its first kernel, a key at a
+    // time, then taken out again, 200 edits each
+    let mut sources: Vec<(String, String)> = std::fs::read_dir(common::root().join("fixtures"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .filter_map(|p| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
+        .filter(|(_, t)| !t.contains("#include \"") && t.contains("__global__"))
+        .collect();
+    sources.sort();
+    assert!(sources.len() >= 10, "{} fixtures", sources.len());
+    const DOCS: usize = 50;
+    // (CUDALINT_LONG_DAY_EDITS makes the day longer, to see where memory goes)
+    let edits: usize = std::env::var("CUDALINT_LONG_DAY_EDITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    const TYPED: &str = "// tile\n";
+    struct Typed {
+        uri: String,
+        text: String,
+        version: i64,
+        /// where the typing goes: the start of the line after the first kernel's opening line
+        at: usize,
+        /// keys typed so far, and whether they are being taken back
+        keys: usize,
+        erasing: bool,
+    }
+    let mut c = Client::start();
+    let pid = c.child.id();
+    c.initialize();
+    let mut docs: Vec<Typed> = (0..DOCS)
+        .map(|i| {
+            let (_, text) = &sources[i % sources.len()];
+            let k = text.find("__global__").unwrap();
+            let at = k + text[k..].find('\n').unwrap() + 1;
+            Typed {
+                uri: format!("file:///cudalint-long-day/doc{i}.cu"),
+                text: text.clone(),
+                version: 1,
+                at,
+                keys: 0,
+                erasing: false,
+            }
+        })
+        .collect();
+    for d in &docs {
+        c.open(&d.uri, &d.text);
+    }
+    // every document's publication of its latest version, in whatever order they come
+    let settle = |c: &mut Client, docs: &[Typed]| {
+        let mut waiting: std::collections::HashMap<String, i64> =
+            docs.iter().map(|d| (d.uri.clone(), d.version)).collect();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !waiting.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = c.rx.recv_timeout(left).expect("every document published");
+            if m["method"] == "textDocument/publishDiagnostics" {
+                let uri = m["params"]["uri"].as_str().unwrap_or("");
+                if waiting.get(uri) == m["params"]["version"].as_i64().as_ref() {
+                    waiting.remove(uri);
+                }
+            }
+        }
+    };
+    settle(&mut c, &docs);
+    let started = Instant::now();
+    let mut after_first_thousand = 0;
+    let mut peak = 0;
+    for round in 0..edits / DOCS {
+        for d in docs.iter_mut() {
+            d.version += 1;
+            if d.erasing {
+                let key = &TYPED[d.keys - 1..d.keys];
+                c.replace(&d.uri, d.version, &mut d.text, d.at + d.keys - 1, key, "");
+                d.keys -= 1;
+                d.erasing = d.keys > 0;
+            } else {
+                let key = &TYPED[d.keys..d.keys + 1];
+                c.replace(&d.uri, d.version, &mut d.text, d.at + d.keys, "", key);
+                d.keys += 1;
+                d.erasing = d.keys == TYPED.len();
+            }
+        }
+        settle(&mut c, &docs);
+        let rss = resident_kb(pid).expect("the server is running");
+        peak = peak.max(rss);
+        if (round + 1) * DOCS == 1_000 {
+            after_first_thousand = rss;
+        }
+        if ((round + 1) * DOCS).is_multiple_of(1_000) {
+            let threads = std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|s| {
+                    s.lines()
+                        .find(|l| l.starts_with("Threads:"))
+                        .map(|l| l[8..].trim().to_string())
+                })
+                .unwrap_or_default();
+            eprintln!(
+                "after {} edits: resident {rss} kB, {threads} threads",
+                (round + 1) * DOCS
+            );
+        }
+    }
+    let last = resident_kb(pid).expect("the server is running");
+    eprintln!(
+        "{edits} edits over {DOCS} documents in {:.1} s: resident {} MB after 1,000 edits, {} MB after {edits} (peak {} MB)",
+        started.elapsed().as_secs_f64(),
+        after_first_thousand / 1024,
+        last / 1024,
+        peak / 1024
+    );
+    assert!(
+        (last as f64) <= 1.2 * after_first_thousand as f64,
+        "resident memory grew from {after_first_thousand} kB after 1,000 edits to {last} kB after {edits}"
+    );
+    // and the documents still say what a fresh check of their text says
+    for d in docs.iter().take(3) {
+        let fresh = {
+            let mut f = Client::start();
+            f.initialize();
+            f.open(&d.uri, &d.text);
+            let v = f.diagnostics(&d.uri, 1);
+            f.shutdown();
+            v
+        };
+        let places = |v: &[Value]| -> Vec<(Value, Value, Value)> {
+            v.iter()
+                .map(|x| (x["code"].clone(), x["range"].clone(), x["message"].clone()))
+                .collect()
+        };
+        let mut again = d.text.clone();
+        let v = d.version + 1;
+        // an edit that changes nothing but the version: the long-lived server's view
+        c.replace(&d.uri, v, &mut again, d.at, "", "");
+        let long_lived = c.diagnostics(&d.uri, v);
+        assert_eq!(places(&long_lived), places(&fresh), "{}", d.uri);
+    }
+    c.shutdown();
+}

@@ -54,6 +54,11 @@ struct Backend {
     /// were decided: a check's never after the empty one of the document's close.
     editor: wire::Out<tokio::io::Stdout>,
     roots: Roots,
+    /// Checks running at once, one per core: more would only wait in the analysis pool
+    /// (where a worker blocked in a join picks up another document's check, so that the half
+    /// done work of many piles up on its stack), and one that waits here reads the document's
+    /// text when its turn comes, so it checks the newest version.
+    checks: Arc<tokio::sync::Semaphore>,
 }
 
 /// A `textDocument/publishDiagnostics` notification, serialized. The backend writes these
@@ -152,8 +157,14 @@ impl Backend {
         let state = self.state.clone();
         let editor = self.editor.clone();
         let roots = self.roots.clone();
+        let checks = self.checks.clone();
         tokio::spawn(async move {
             loop {
+                // the semaphore is never closed
+                let Ok(permit) = checks.acquire().await else {
+                    state.lock().await.running.remove(&uri);
+                    return;
+                };
                 let current = state
                     .lock()
                     .await
@@ -178,6 +189,7 @@ impl Backend {
                     }
                 })
                 .await;
+                drop(permit);
                 let (report, body, timing_line) = match checked {
                     Ok((report, body, timings, checked, bytes)) => {
                         let line = timing().then(|| {
@@ -436,6 +448,9 @@ pub fn serve_stdio() {
             state: Arc::new(Mutex::new(State::default())),
             editor: out.clone(),
             roots: Roots::default(),
+            checks: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            )),
         });
         // the server speaks through in-memory pipes; `wire` frames and checks what passes
         let (server_in, editor_in) = tokio::io::duplex(1 << 20);
