@@ -153,10 +153,11 @@ fn the_wheel_installs_a_cudalint_that_runs_and_the_python_hook_uses_it() {
         return;
     }
 
-    // 2. the wheel, built from pyproject.toml in the repository root
+    // 2. the wheel, built from pyproject.toml in the repository root (in the profile it names,
+    // as pip's build is)
     let dist = dir.join("dist");
     ok(Command::new(build.join("maturin"))
-        .args(["build", "--release", "--out"])
+        .args(["build", "--out"])
         .arg(&dist)
         .env("CARGO_TARGET_DIR", target_dir())
         .current_dir(&root));
@@ -186,6 +187,13 @@ fn the_wheel_installs_a_cudalint_that_runs_and_the_python_hook_uses_it() {
         cudalint.is_file(),
         "the wheel put no {}",
         cudalint.display()
+    );
+    // the shipped binary carries no debug info (the release profile's made it 84 MB)
+    let size = std::fs::metadata(&cudalint).unwrap().len();
+    assert!(
+        size < 40 << 20,
+        "the installed binary is {} MB: built with debug info?",
+        size >> 20
     );
 
     // (a) the crate's version
