@@ -166,11 +166,28 @@ fn the_html_report_in_a_browser() {
                     .is_some_and(|t| t.starts_with("pad the innermost dimension"))
         })
         .count();
+    // a picture drawn before is a `<use>` of the first one's group: read through it
+    let group = |id: &str| -> &str {
+        let open = format!("<g id=\"{id}\">");
+        let at = cold.find(&open).map_or(cold.len(), |i| i + open.len());
+        &cold[at..at + cold[at..].find("</g>").unwrap_or(0)]
+    };
     let padded: Vec<&str> = cold
         .split("<svg class=\"warp pad\"")
         .skip(1)
         .map(|p| &p[..p.find("</svg>").unwrap_or(p.len())])
+        .map(|p| match p.find("<use href=\"#w") {
+            Some(i) => {
+                let id = &p[i + "<use href=\"#".len()..];
+                group(&id[..id.find('"').unwrap_or(0)])
+            }
+            None => p,
+        })
         .collect();
+    assert!(
+        padded.iter().all(|p| p.contains("class=\"e\"")),
+        "a padded picture draws its lanes"
+    );
     assert!(paddings > 0);
     assert_eq!(
         padded.len(),

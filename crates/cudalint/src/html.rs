@@ -35,8 +35,8 @@ details.k>summary{cursor:pointer;padding:.3em 0}.a{border-top:1px solid #eee;pad
 .fix{color:#070}ul{margin:.2em 0}.u0{color:#a60}
 svg.defs{position:absolute;width:0;height:0}svg.warp{display:block;width:624px;max-width:100%;height:auto}
 svg text{font:2.2px sans-serif;fill:#555}.ln{fill:#dbe8f6;stroke:#4a6b8a;stroke-width:.15}.bk{fill:#f4f4f4;stroke:#aaa;stroke-width:.15}
-.warp .u,.warp .off,.warp .xl{stroke-width:2;fill:none}.warp .u{stroke:#ecc860}.warp .off{stroke:#eee}.warp .xl{stroke:#f08080}
-.warp .e{stroke:#4a6b8a;stroke-width:.15;fill:none}.warp .x{stroke:#c00;stroke-width:.3;fill:none}";
+.u,.off,.xl{stroke-width:2;fill:none}.u{stroke:#ecc860}.off{stroke:#eee}.xl{stroke:#f08080}
+.e{stroke:#4a6b8a;stroke-width:.15;fill:none}.x{stroke:#c00;stroke-width:.3;fill:none}";
 
 /// `&`, `<`, `>`, `"` and `'` as entities: safe in text and in quoted attributes.
 pub fn esc(s: &str) -> String {
@@ -108,6 +108,7 @@ pub fn render(reports: &[FileReport], errors: &[String]) -> String {
     s.push_str("<h1>cudalint audit</h1>\n");
     summary(&mut s, reports, &ranking, errors);
     s.push_str("<h2>Kernels</h2>\n");
+    let mut pictures = svg::Pictures::default();
     for (i, k) in order.iter().enumerate() {
         let mut accesses = by_kernel.remove(k).unwrap_or_default();
         accesses.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
@@ -115,7 +116,7 @@ pub fn render(reports: &[FileReport], errors: &[String]) -> String {
             .kernels
             .iter()
             .find(|r| (r.kernel, r.file, r.line) == *k);
-        kernel(&mut s, i, *k, ranked, &accesses, &findings);
+        kernel(&mut s, &mut pictures, i, *k, ranked, &accesses, &findings);
     }
     s.push_str("</body></html>\n");
     s
@@ -275,6 +276,7 @@ fn summary(s: &mut String, reports: &[FileReport], r: &Ranking, errors: &[String
 
 fn kernel(
     s: &mut String,
+    pictures: &mut svg::Pictures,
     i: usize,
     k: KernelKey,
     ranked: Option<&crate::ranking::RankedKernel>,
@@ -311,12 +313,22 @@ fn kernel(
         accesses.len()
     );
     for a in accesses {
-        access(s, a, findings.get(&(a.file.as_str(), a.line, a.column)));
+        access(
+            s,
+            pictures,
+            a,
+            findings.get(&(a.file.as_str(), a.line, a.column)),
+        );
     }
     s.push_str("</details>\n");
 }
 
-fn access(s: &mut String, a: &AccessRecord, found: Option<&Vec<&Diagnostic>>) {
+fn access(
+    s: &mut String,
+    pictures: &mut svg::Pictures,
+    a: &AccessRecord,
+    found: Option<&Vec<&Diagnostic>>,
+) {
     let found: Vec<&Diagnostic> = found
         .map(|v| v.iter().copied().filter(|d| d.kernel == a.kernel).collect())
         .unwrap_or_default();
@@ -407,7 +419,7 @@ fn access(s: &mut String, a: &AccessRecord, found: Option<&Vec<&Diagnostic>>) {
     }
     if priced(a) {
         if let Some(m) = warp_map(a) {
-            s.push_str(&svg::warp(&m));
+            s.push_str(&pictures.warp(&m));
             if m.shared && m.conflicting() > 0 {
                 let _ = write!(
                     s,
@@ -424,7 +436,7 @@ fn access(s: &mut String, a: &AccessRecord, found: Option<&Vec<&Diagnostic>>) {
                     if p.wavefronts == 1.0 { "" } else { "s" },
                     after.conflicting()
                 );
-                s.push_str(&svg::padded(&after));
+                s.push_str(&pictures.padded(&after));
             }
         } else {
             // a data-dependent access is priced at its worst case, without addresses

@@ -75,18 +75,45 @@ pub fn defs() -> String {
     )
 }
 
-/// One access's picture.
-pub fn warp(m: &WarpMap) -> String {
-    draw(m, "warp")
+/// The pictures of one page. A picture whose paths were drawn before (the same lanes on the
+/// same units: every coalesced row of a run looks alike) is drawn as a `<use>` of the first
+/// one's group: a 1,000-kernel report drew 2.3 of its 5.1 MB as pictures.
+#[derive(Default)]
+pub struct Pictures {
+    drawn: std::collections::HashMap<String, usize>,
 }
 
-/// The same access's picture after a proven padding (classed apart, so that a page's
-/// pictures still count one per priced access).
-pub fn padded(m: &WarpMap) -> String {
-    draw(m, "warp pad")
+impl Pictures {
+    /// One access's picture.
+    pub fn warp(&mut self, m: &WarpMap) -> String {
+        self.picture(m, "warp")
+    }
+
+    /// The same access's picture after a proven padding (classed apart, so that a page's
+    /// pictures still count one per priced access).
+    pub fn padded(&mut self, m: &WarpMap) -> String {
+        self.picture(m, "warp pad")
+    }
+
+    fn picture(&mut self, m: &WarpMap, class: &str) -> String {
+        let (mut s, paths) = draw(m, class);
+        let next = self.drawn.len();
+        match self.drawn.entry(paths) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                let _ = write!(s, "<use href=\"#w{}\"/>", e.get());
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let _ = write!(s, "<g id=\"w{next}\">{}</g>", e.key());
+                e.insert(next);
+            }
+        }
+        s.push_str("</svg>");
+        s
+    }
 }
 
-fn draw(m: &WarpMap, class: &str) -> String {
+/// A picture's opening (its rows and label) and its paths, apart.
+fn draw(m: &WarpMap, class: &str) -> (String, String) {
     let n = m.units.len().max(1) as i64;
     // the left edge of the k-th unit (a bank's number, or the k-th distinct sector), and the
     // width units are drawn at
@@ -174,6 +201,7 @@ fn draw(m: &WarpMap, class: &str) -> String {
             if m.units.len() == 1 { "" } else { "s" }
         );
     }
+    let mut paths = String::new();
     for (class, d) in [
         ("u", &touched),
         ("off", &off),
@@ -182,11 +210,10 @@ fn draw(m: &WarpMap, class: &str) -> String {
         ("x", &clash),
     ] {
         if !d.is_empty() {
-            let _ = write!(s, "<path class=\"{class}\" d=\"{d}\"/>");
+            let _ = write!(paths, "<path class=\"{class}\" d=\"{d}\"/>");
         }
     }
-    s.push_str("</svg>");
-    s
+    (s, paths)
 }
 
 #[cfg(test)]
@@ -210,10 +237,17 @@ mod tests {
                 .collect(),
             units: vec![0],
         };
-        let s = warp(&m);
+        let mut pictures = Pictures::default();
+        let s = pictures.warp(&m);
         assert!(s.starts_with("<svg class=\"warp\""));
         assert!(s.contains("class=\"x\"") && s.contains("class=\"xl\""));
         assert!(!s.contains("class=\"e\""));
         assert!(s.len() < 1000, "{}", s.len());
+        // drawn again: the first one's group, used
+        let again = pictures.padded(&m);
+        assert!(
+            again.starts_with("<svg class=\"warp pad\"") && again.contains("<use href=\"#w0\"/>")
+        );
+        assert!(!again.contains("class=\"x\""));
     }
 }
