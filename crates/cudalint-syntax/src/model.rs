@@ -192,6 +192,8 @@ pub struct Decl {
     pub init: Option<Expr>,
     pub shared: bool,
     pub constant: bool,
+    /// `__device__` or `__managed__`: at file scope, an object in global memory.
+    pub device: bool,
     pub is_extern: bool,
     pub is_const: bool,
     pub is_reference: bool,

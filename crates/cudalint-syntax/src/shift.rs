@@ -110,6 +110,7 @@ impl Shift for Decl {
             init,
             shared: _,
             constant: _,
+            device: _,
             is_extern: _,
             is_const: _,
             is_reference: _,

@@ -36,6 +36,14 @@ impl KernelRun<'_> {
             "tiled_partition" => {
                 let n = angle.or_else(|| match targs.first() {
                     Some(TemplateArg::Expr(e)) => self.pure_rvalue(e).sym().as_const(),
+                    // `tiled_partition<cudf::detail::warp_size>` reads as a type: the name of
+                    // a constant
+                    Some(TemplateArg::Type(t)) if t.pointer_depth == 0 => {
+                        match self.lookup(&t.name, span) {
+                            Val::Int(s) => s.as_const(),
+                            _ => None,
+                        }
+                    }
                     _ => None,
                 });
                 return Some(match n {

@@ -260,7 +260,8 @@ impl KernelRun<'_> {
         self.declare(&d.name, v);
     }
 
-    /// An array: shared, constant or local by its qualifier. Its inner dimensions give the
+    /// An array: shared, constant, global (`__device__` and `__managed__` arrays, at file
+    /// scope) or local by its qualifier. Its inner dimensions give the
     /// strides of its indices, even when the outer one is not known (`lut[K_TILE / 8][256]`
     /// with K_TILE a template parameter); the padding proof needs them all constant.
     fn array_decl(&mut self, d: &Decl, ty: TypeRef) -> Val {
@@ -276,6 +277,8 @@ impl KernelRun<'_> {
             Space::Shared
         } else if d.constant {
             Space::Constant
+        } else if d.device {
+            Space::Global
         } else {
             Space::Local
         };

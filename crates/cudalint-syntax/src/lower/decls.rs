@@ -111,11 +111,13 @@ impl<'s> Lowerer<'s> {
         let base = self.type_of(t, Some(n));
         let mut shared = false;
         let mut constant = false;
+        let mut device = false;
         let mut is_extern = false;
         for c in all_children(n) {
             match self.text(c) {
                 "__shared__" => shared = true,
                 "__constant__" => constant = true,
+                "__device__" | "__managed__" => device = true,
                 "extern" => is_extern = true,
                 _ => {}
             }
@@ -160,6 +162,7 @@ impl<'s> Lowerer<'s> {
                 init: init.map(|v| self.expr(v, depth + 1)).or(ctor),
                 shared,
                 constant,
+                device,
                 is_extern,
                 is_const: base.is_const,
                 is_reference,

@@ -237,20 +237,29 @@ impl<'s> Lowerer<'s> {
     fn call(&mut self, n: Node, depth: usize) -> Expr {
         let sp = span(n);
         let func = n.child_by_field_id(fid().function.get());
-        let (callee, template_args) = match func {
-            Some(f) if f.kind() == "template_function" => {
-                let name = f
+        // `wt::loadFromGmem<BM, BN>(...)`: the template function is the qualified name's last
+        // part; the call is to `wt::loadFromGmem` with those template arguments
+        let mut template_fn = func;
+        while let Some(q) = template_fn.filter(|f| f.kind() == "qualified_identifier") {
+            template_fn = q.child_by_field_id(fid().name.get());
+        }
+        let (callee, template_args) = match (func, template_fn) {
+            (Some(f), Some(t)) if t.kind() == "template_function" => {
+                let name = t
                     .child_by_field_id(fid().name.get())
                     .map(|x| self.text(x).to_string())
                     .unwrap_or_default();
-                let targs = self.template_args(f.child_by_field_id(fid().arguments.get()), depth);
-                (name, targs)
+                let scope: String = self.text(f)[..t.start_byte() - f.start_byte()]
+                    .split_whitespace()
+                    .collect();
+                let targs = self.template_args(t.child_by_field_id(fid().arguments.get()), depth);
+                (scope + &name, targs)
             }
-            Some(f) => (
+            (Some(f), _) => (
                 self.text(f).split_whitespace().collect::<String>(),
                 Vec::new(),
             ),
-            None => (String::new(), Vec::new()),
+            (None, _) => (String::new(), Vec::new()),
         };
         let args: Vec<Expr> = n
             .child_by_field_id(fid().arguments.get())

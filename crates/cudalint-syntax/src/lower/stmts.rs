@@ -64,6 +64,7 @@ impl<'s> Lowerer<'s> {
             init: Some(init),
             shared: false,
             constant: false,
+            device: false,
             is_extern: false,
             is_const: false,
             is_reference: false,
