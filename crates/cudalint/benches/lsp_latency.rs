@@ -3,6 +3,10 @@
 //! message received (the server's part) and to it parsed into JSON values as a client would
 //! (the client's part added: the message is about half a megabyte).
 //! Run: `cargo bench -p cudalint --bench lsp_latency` (after `cargo build --release`).
+//! `-- FILE [COPIES]` types into a real file instead (its text repeated COPIES times, the
+//! kernels renamed per copy, as a long file of distinct kernels): a space typed and taken back
+//! inside the first kernel and inside the middle copy's first kernel, printing the payload
+//! size of the diagnostics as well.
 //! `CUDALINT_BIN=path` times another build of the server (to compare with an older one);
 //! `CUDALINT_LSP_TIMING=1` makes the server say on stderr where each check's time went.
 
@@ -19,6 +23,12 @@ fn send(w: &mut impl Write, v: &Value) {
 
 /// The next message, and when its last byte arrived.
 fn read(r: &mut impl BufRead) -> (Value, Instant) {
+    let (v, at, _) = read_sized(r);
+    (v, at)
+}
+
+/// The next message, when its last byte arrived, and its size in bytes.
+fn read_sized(r: &mut impl BufRead) -> (Value, Instant, usize) {
     let mut len = 0;
     loop {
         let mut line = String::new();
@@ -34,7 +44,7 @@ fn read(r: &mut impl BufRead) -> (Value, Instant) {
     let mut body = vec![0; len];
     r.read_exact(&mut body).unwrap();
     let received = Instant::now();
-    (serde_json::from_slice(&body).unwrap(), received)
+    (serde_json::from_slice(&body).unwrap(), received, len)
 }
 
 fn main() {
@@ -51,6 +61,14 @@ fn main() {
         bin.exists(),
         "build the binary first: cargo build --release -p cudalint"
     );
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    if let Some(file) = args.first() {
+        let copies = args.get(1).and_then(|c| c.parse().ok()).unwrap_or(1);
+        return real_file(&bin, file, copies);
+    }
     // 3,000 lines: 250 kernels of 12 lines with strided, coalesced and shared accesses
     let mut text = String::new();
     for i in 0..250 {
@@ -144,4 +162,148 @@ fn main() {
             );
         }
     }
+}
+
+/// The kernels' names in `text`: the identifier before the `(` of each `__global__` function.
+fn kernel_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (i, _) in text.match_indices("__global__") {
+        let Some(open) = text[i..].find('(') else {
+            continue;
+        };
+        let head = text[i..i + open].trim_end();
+        let name: String = head
+            .chars()
+            .rev()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !name.is_empty() && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// `text` with every whole-word `name` made `name_cK`.
+fn rename(text: &str, names: &[String], k: usize) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut token = String::new();
+    for c in text.chars().chain(std::iter::once('\0')) {
+        if word(c) {
+            token.push(c);
+            continue;
+        }
+        if names.contains(&token) {
+            out.push_str(&format!("{token}_c{k}"));
+        } else {
+            out.push_str(&token);
+        }
+        token.clear();
+        if c != '\0' {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn real_file(bin: &std::path::Path, file: &str, copies: usize) {
+    let one = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let names = kernel_names(&one);
+    assert!(!names.is_empty(), "{file}: no __global__ function");
+    let mut text = String::new();
+    let mut starts = Vec::new();
+    for k in 0..copies {
+        starts.push(text.len());
+        if copies == 1 {
+            text.push_str(&one);
+        } else {
+            text.push_str(&rename(&one, &names, k));
+        }
+        text.push('\n');
+    }
+    // where to type: just inside the body of the first kernel of the first and middle copies
+    let inside = |from: usize| -> (usize, usize) {
+        let g = from + text[from..].find("__global__").unwrap();
+        let brace = g + text[g..].find('{').unwrap() + 1;
+        let line = text[..brace].matches('\n').count();
+        let col = brace - text[..brace].rfind('\n').map_or(0, |i| i + 1);
+        (line, col)
+    };
+    let places = [
+        ("the first kernel", inside(starts[0])),
+        ("the middle copy's first kernel", inside(starts[copies / 2])),
+    ];
+    let mut child = Command::new(bin)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    send(
+        &mut w,
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}),
+    );
+    while read(&mut r).0["id"] != 1 {}
+    let uri = "file:///tmp/cudalint-latency/real.cu";
+    send(
+        &mut w,
+        &json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"cuda-cpp","version":1,"text":text}}}),
+    );
+    let wait = |r: &mut BufReader<_>, version: i64| loop {
+        let (m, received, size) = read_sized(r);
+        if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
+            let n = m["params"]["diagnostics"].as_array().map_or(0, |a| a.len());
+            return (n, received, size);
+        }
+    };
+    let opened = Instant::now();
+    let (findings, _, size) = wait(&mut r, 1);
+    println!(
+        "{file} x {copies}: {} lines, {} kernels, {findings} findings, {size} bytes of diagnostics; opened in {:.1} ms",
+        text.lines().count(),
+        names.len() * copies,
+        opened.elapsed().as_secs_f64() * 1000.0
+    );
+    let mut version = 1;
+    for (where_, (line, col)) in places {
+        let (mut received, mut parsed) = (Vec::new(), Vec::new());
+        for i in 0..200 {
+            version += 1;
+            // a space typed, then taken back
+            let (end, new) = if i % 2 == 0 {
+                (col, " ")
+            } else {
+                (col + 1, "")
+            };
+            let t0 = Instant::now();
+            send(
+                &mut w,
+                &json!({"jsonrpc":"2.0","method":"textDocument/didChange","params":{"textDocument":{"uri":uri,"version":version},
+                "contentChanges":[{"range":{"start":{"line":line,"character":col},"end":{"line":line,"character":end}},"text":new}]}}),
+            );
+            let (_, at, _) = wait(&mut r, version);
+            parsed.push(t0.elapsed().as_secs_f64() * 1000.0);
+            received.push((at - t0).as_secs_f64() * 1000.0);
+        }
+        println!("typing into {where_}");
+        for (what, mut lat) in [("received", received), ("parsed  ", parsed)] {
+            lat.sort_by(|a, b| a.total_cmp(b));
+            let pct = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
+            println!(
+                "  {what}: p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
+                pct(0.5),
+                pct(0.99),
+                lat[lat.len() - 1]
+            );
+        }
+    }
+    send(&mut w, &json!({"jsonrpc":"2.0","id":2,"method":"shutdown"}));
+    send(&mut w, &json!({"jsonrpc":"2.0","method":"exit"}));
+    let _ = child.wait();
 }
