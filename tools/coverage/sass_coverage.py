@@ -158,6 +158,10 @@ def parse_disassembly(text):
         m = INSN_RE.match(raw)
         if not m:
             continue
+        # `@!PT LDS RZ, [RZ]`: predicated on never, emitted as padding (nvcc puts three before
+        # an LDGSTS); no memory is accessed
+        if re.match(r"^\s*/\*[0-9a-f]+\*/\s+@!U?PT\s", raw):
+            continue
         for space, op, width in classify(m.group(1)):
             out.append((function, tuple(chain), space, op, width, m.group(1)))
     return out

@@ -39,6 +39,15 @@ impl KernelRun<'_> {
                 return self.memory_intrinsic_call(name, kind, args);
             }
         }
+        if name == "__pipeline_memcpy_async" && (3..=4).contains(&args.len()) {
+            let own = !self
+                .project
+                .device_functions(name, args.len(), self.file())
+                .is_empty();
+            if !own {
+                return self.async_copy(&args[0], &args[1], &args[2]);
+            }
+        }
         if let Some(v) = self.builtin_call(name, args) {
             return v;
         }
@@ -105,6 +114,31 @@ impl KernelRun<'_> {
             };
         }
         Val::Unknown(format!("`{name}` on something that is not a pointer").into())
+    }
+
+    /// `__pipeline_memcpy_async(dst, src, n)`, what `cp.async` is: each lane copies `n` bytes
+    /// (4, 8 or 16) from global memory at `src` to shared memory at `dst` in one instruction
+    /// (`LDGSTS`), a load of the one and a store of the other, `n` bytes wide whatever the
+    /// pointers' element type.
+    fn async_copy(&mut self, dst: &Expr, src: &Expr, size: &Expr) -> Val {
+        let d = self.rvalue(dst);
+        let s = self.rvalue(src);
+        let width = match self.rvalue(size).sym().as_const() {
+            Some(4) => Some("int"),
+            Some(8) => Some("int2"),
+            Some(16) => Some("int4"),
+            _ => None,
+        };
+        for (v, e, op) in [(s, src, AccessOp::Load), (d, dst, AccessOp::Store)] {
+            if let Val::Ptr(mut p) = v {
+                if let Some(t) = width {
+                    p.elem = TypeRef::named(t);
+                }
+                let place = self.index_ptr(p, sym::konst(0));
+                self.record(&place, e.span, op, index_of(strip_addr(e)));
+            }
+        }
+        Val::Unknown("void".into())
     }
 
     /// Integer built-ins (`min`, `__mul24`, `dim3(...)`, the lane id), barriers and fences
