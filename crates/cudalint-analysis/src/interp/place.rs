@@ -111,9 +111,19 @@ impl KernelRun<'_> {
                 }
                 Some(place)
             }
-            ExprKind::Ident(_) => {
-                // a pointer variable used as `*p`-less lvalue is not memory
-                None
+            ExprKind::Ident(name) => {
+                // a `__device__` or `__managed__` scalar at file scope is a place in global
+                // memory (`atomicAdd(&counter, 1)`); a local variable is in registers
+                if self.lookup_local(name).is_some() {
+                    return None;
+                }
+                let (fi, d) = self.project.global(name, self.file())?;
+                if !(d.device && d.dims.is_empty() && d.ty.pointer_depth == 0) {
+                    return None;
+                }
+                let ty = d.ty.clone();
+                let p = Ptr::global(name, self.resolve_type(&ty), Some((fi, d.span)));
+                Some(self.index_ptr(p, sym::konst(0)))
             }
             _ => None,
         }
