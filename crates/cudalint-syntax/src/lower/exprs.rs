@@ -118,17 +118,15 @@ impl<'s> Lowerer<'s> {
             "call_expression" => return self.call(n, depth),
             // `Packed128<T>{__ldcs(p)}`, `float2{a[i], b[i]}`: an object built from its
             // elements, which are evaluated (and their loads issued) as a list's are
-            "compound_literal_expression" => {
-                match n.child_by_field_id(fid().value.get()) {
-                    Some(v) if v.kind() == "initializer_list" => ExprKind::Init(
-                        named_children(v)
-                            .into_iter()
-                            .map(|c| self.expr(c, depth + 1))
-                            .collect(),
-                    ),
-                    _ => ExprKind::Unsupported(format!("`{}`", n.kind())),
-                }
-            }
+            "compound_literal_expression" => match n.child_by_field_id(fid().value.get()) {
+                Some(v) if v.kind() == "initializer_list" => ExprKind::Init(
+                    named_children(v)
+                        .into_iter()
+                        .map(|c| self.expr(c, depth + 1))
+                        .collect(),
+                ),
+                _ => ExprKind::Unsupported(format!("`{}`", n.kind())),
+            },
             _ => ExprKind::Unsupported(format!("`{}`", n.kind())),
         };
         Expr { kind, span: sp }
