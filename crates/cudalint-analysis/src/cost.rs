@@ -249,7 +249,7 @@ fn eval_sample(
         }
         Err(e) => return Err(e),
     };
-    let (cost, ideal) = match a.space {
+    let (mut cost, ideal) = match a.space {
         Space::Shared => wavefronts(
             &addrs,
             &active,
@@ -259,6 +259,11 @@ fn eval_sample(
         ),
         _ => sectors(&addrs, &active, bytes, &shape.target),
     };
+    if let Some(source) = &a.copied_from {
+        if let Ok(from) = ws.eval(source) {
+            cost = cost.max(copy_wavefronts(&from, &active, bytes));
+        }
+    }
     Ok(Some(SampleResult {
         addrs,
         active,
@@ -266,6 +271,36 @@ fn eval_sample(
         ideal,
         exact: true,
     }))
+}
+
+/// The shared side of an asynchronous copy (`LDGSTS`) follows its global side, as measured
+/// on an H100 (tools/measure/probes/ldgsts.cu; consecutive destinations): 4- and 8-byte
+/// copies take one wavefront per 128-byte line of global memory their sources touch (4 bytes
+/// from 4, 8, 32, 128 bytes apart: 1, 2, 8, 32; 8 bytes from 8 and 32 apart: 2, 8); 16-byte
+/// copies one per line when every line they touch is read whole (from 16 apart: 4), else one
+/// per lane (from 32, 64, 128 apart: 32). Where the destinations conflict, the worse of this
+/// and the store's own wavefronts is taken (not measured).
+fn copy_wavefronts(from: &Lanes, active: &[bool; WARP], bytes: i64) -> f64 {
+    let mut lines: std::collections::BTreeMap<i64, i64> = std::collections::BTreeMap::new();
+    let mut lanes = 0;
+    for l in (0..WARP).filter(|&l| active[l]) {
+        lanes += 1;
+        let (start, end) = (from[l], from[l] + bytes);
+        let mut at = start;
+        while at < end {
+            let line = at.div_euclid(128);
+            let upto = end.min((line + 1) * 128);
+            *lines.entry(line).or_default() += upto - at;
+            at = upto;
+        }
+    }
+    // lanes reading the same bytes count them twice: a full line is one read whole at least
+    let whole = lines.values().all(|&b| b >= 128);
+    if bytes >= 16 && !whole {
+        lanes as f64
+    } else {
+        lines.len() as f64
+    }
 }
 
 pub fn evaluate_addr(
@@ -713,6 +748,32 @@ fn derivative_y(addr: &Sym, shape: &Shape, runtime: &[i64]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_async_copys_shared_side_follows_its_source_as_measured() {
+        // tools/measure/probes/ldgsts.cu on an H100: (bytes a lane, bytes between lanes,
+        // shared wavefronts per request measured)
+        let measured = [
+            (4, 4, 1.0),
+            (4, 8, 2.0),
+            (4, 32, 8.0),
+            (4, 128, 32.0),
+            (8, 8, 2.0),
+            (8, 32, 8.0),
+            (16, 16, 4.0),
+            (16, 32, 32.0),
+            (16, 64, 32.0),
+            (16, 128, 32.0),
+        ];
+        for (bytes, stride, wavefronts) in measured {
+            let from: Lanes = std::array::from_fn(|l| l as i64 * stride);
+            assert_eq!(
+                copy_wavefronts(&from, &[true; WARP], bytes),
+                wavefronts,
+                "{bytes} bytes from {stride} apart"
+            );
+        }
+    }
 
     const T: crate::Target = crate::Target {
         sector_bytes: 32,

@@ -128,6 +128,8 @@ pub struct Access {
     pub piece: Option<(u8, u8)>,
     /// The element's own bytes where nvcc loads only its low `bytes` (`(int)offsets[i]`).
     pub narrowed_from: Option<i64>,
+    /// The shared store of an asynchronous copy: its cost follows the global source's layout.
+    pub copied: bool,
     /// Its excess traffic per launch, where the cost has figures.
     pub impact: Option<Impact>,
 }
@@ -420,6 +422,7 @@ pub fn analyze_kernel_until(
                 inlined_at: raw.inlined_at.clone(),
                 piece: raw.piece,
                 narrowed_from: raw.narrowed_from,
+                copied: raw.copied_from.is_some(),
                 impact,
             };
             // the same access reached twice in one run (inlined helpers, macros) is kept once

@@ -119,6 +119,7 @@ impl Moves {
                 inlined_at,
                 piece: _,
                 narrowed_from: _,
+                copied: _,
                 impact,
             } = x;
             self.loc(loc)?;

@@ -129,13 +129,26 @@ impl KernelRun<'_> {
             Some(16) => Some("int4"),
             _ => None,
         };
+        let mut source = None;
         for (v, e, op) in [(s, src, AccessOp::Load), (d, dst, AccessOp::Store)] {
             if let Val::Ptr(mut p) = v {
                 if let Some(t) = width {
                     p.elem = TypeRef::named(t);
                 }
                 let place = self.index_ptr(p, sym::konst(0));
+                let before = self.accesses.len();
                 self.record(&place, e.span, op, index_of(strip_addr(e)));
+                match op {
+                    AccessOp::Load if place.ptr.space == Space::Global => {
+                        source = Some(place.ptr.offset.clone())
+                    }
+                    AccessOp::Store => {
+                        for a in &mut self.accesses[before..] {
+                            a.copied_from = source.clone();
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
         Val::Unknown("void".into())

@@ -133,6 +133,9 @@ pub struct RawAccess {
     /// The bytes of the element when nvcc loads only its low part (`(int)offsets[i]` of a
     /// `long`): the ideal is what the declared elements cost, a narrower read being no waste.
     pub narrowed_from: Option<i64>,
+    /// The shared store of an asynchronous copy (`__pipeline_memcpy_async`, `LDGSTS`): the
+    /// byte offset its data is read from in global memory, whose layout its cost follows.
+    pub copied_from: Option<Sym>,
 }
 
 #[derive(Clone, Debug)]

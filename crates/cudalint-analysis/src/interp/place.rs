@@ -309,6 +309,7 @@ impl KernelRun<'_> {
                 piece: (count > 1).then_some((k as u8, count)),
                 branch: self.branch,
                 narrowed_from: narrowed.map(|_| place.bytes),
+                copied_from: None,
             });
         }
     }

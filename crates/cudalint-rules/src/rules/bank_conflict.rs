@@ -18,8 +18,11 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
     if w <= i {
         return None;
     }
-    let ways = w / i;
     let text = ctx.text(a.loc);
+    if a.copied {
+        return Some(copy_finding(a, ctx, &text, w, i));
+    }
+    let ways = w / i;
     let width = a.shape.target.bank_bytes;
     let group = cudalint_analysis::cost::shared_phase_lanes(
         a.bytes,
@@ -79,4 +82,28 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
         super::standard_notes(a, ctx),
         Some(fix),
     ))
+}
+
+/// The shared side of an asynchronous copy costs what its global source's layout makes it
+/// cost (`LDGSTS` writes shared memory as the global data arrives): the waste is the source's.
+fn copy_finding(a: &Access, ctx: &Ctx, text: &str, w: f64, i: f64) -> Diagnostic {
+    let message = format!(
+        "shared side of the asynchronous copy `{text}`: {} wavefronts per request where {} would do (the copy writes shared memory as its global side arrives: a wavefront per 128-byte line its lanes read, per lane for 16-byte copies of lines not read whole, and no fewer than its destinations' banks allow)",
+        fmt_num(w),
+        fmt_num(i)
+    );
+    let fix = Fix {
+        title: "make the copy's global source contiguous (neighbouring lanes copying neighbouring bytes; its global load is on the same line) and its destinations conflict-free".into(),
+        applicability: Applicability::DisplayOnly,
+        edits: Vec::new(),
+        sketch: None,
+    };
+    super::make(
+        "CL301",
+        a,
+        ctx,
+        message,
+        super::standard_notes(a, ctx),
+        Some(fix),
+    )
 }
