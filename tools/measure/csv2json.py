@@ -64,7 +64,11 @@ def records(csv_path, fixture_name, headers=()):
                 continue
             space = r.get("Address Space", "")
             name = next((n for n in (fixture_name, *headers) if path.endswith("/" + n) or path == n), None)
-            if space not in ("Global", "Shared") or line is None or name is None:
+            # an asynchronous copy (LDGSTS) is one instruction with a global and a shared side:
+            # a global load and a shared store, each with its own figures
+            parts = {"Global": [("Global", None)], "Shared": [("Shared", None)],
+                     "Global,Shared": [("Global", "load"), ("Shared", "store")]}.get(space)
+            if parts is None or line is None or name is None:
                 continue
             executed = float(r.get("Instructions Executed") or 0)
             if executed == 0:
@@ -74,51 +78,60 @@ def records(csv_path, fixture_name, headers=()):
             if ident in seen:
                 continue
             seen.add(ident)
-            key = (name, fn, line, space.lower(), op_name(r.get("Access Operation", "")))
-            rec = recs.setdefault(key, {"file": name, "function": fn, "line": line, "space": key[3],
-                                        "op": key[4], "bits": int(float(r.get("Access Size") or 0)),
-                                        "sectors_per_request": [], "ideal_sectors_per_request": [], "nway": [], "sass": [],
-                                        "executed": 0.0, "_sum": 0.0, "_requests": 0.0})
-            # an unrolled loop is one instruction per iteration: the per-request mean over the
-            # line's instructions, weighted by how often each ran, is what a model that averages
-            # iterations predicts
-            rec["executed"] += executed
-            if space == "Global":
-                s = round(float(r["L2 Theoretical Sectors Global"] or 0) / executed, 2)
-                i = round(float(r["L2 Theoretical Sectors Global Ideal"] or 0) / executed, 2)
-                for k, v in (("sectors_per_request", s), ("ideal_sectors_per_request", i)):
-                    if v not in rec[k]:
-                        rec[k].append(v)
-                rec["_sum"] += float(r["L2 Theoretical Sectors Global"] or 0)
-                rec["_requests"] += executed
-            else:
-                n = float(r["L1 Conflicts Shared N-Way"] or 0)
-                requests = executed
-                wavefronts = float(r.get("L1 Wavefronts Shared") or 0)
-                ideal = float(r.get("L1 Wavefronts Shared Ideal") or 0)
-                if n == 0 and wavefronts > 0 and ideal > 0:
-                    # a predicated instruction that some warps run with every lane off (a loop
-                    # nvcc did not unroll, `if (index < n)` as a predicate): ncu leaves its n-way
-                    # at 0 and counts those warps as executed. The requests with a lane on are
-                    # the ideal wavefronts over the ideal of one request (1, 2 for 8 bytes, 4
-                    # for 16), and n-way is the wavefronts over those requests.
-                    requests = ideal / max(1, int(float(r.get("Access Size") or 32)) // 32)
-                    n = wavefronts / requests
-                if round(n, 2) not in rec["nway"]:
-                    rec["nway"].append(round(n, 2))
-                rec["_sum"] += n * requests
-                rec["_requests"] += requests
-            # the mnemonic, after a predicate (`@!P1  LDS R3, [R5]`)
-            words = [w for w in r.get("Source", "").split() if not w.startswith("@")]
-            sass = words[0] if words else ""
-            if sass and sass not in rec["sass"]:
-                rec["sass"].append(sass)
+            for space, op in parts:
+                add(recs, r, name, fn, line, space, op or op_name(r.get("Access Operation", "")),
+                    executed, copy=len(parts) > 1)
     for rec in recs.values():
         for k in ("sectors_per_request", "ideal_sectors_per_request", "nway"):
             rec[k].sort()
         total, requests = rec.pop("_sum"), rec.pop("_requests")
         rec["mean_per_request"] = round(total / requests, 2) if requests else None
     return list(recs.values())
+
+
+def add(recs, r, name, fn, line, space, op, executed, copy=False):
+    key = (name, fn, line, space.lower(), op)
+    rec = recs.setdefault(key, {"file": name, "function": fn, "line": line, "space": key[3],
+                                "op": key[4], "bits": int(float(r.get("Access Size") or 0)),
+                                "sectors_per_request": [], "ideal_sectors_per_request": [], "nway": [], "sass": [],
+                                "executed": 0.0, "_sum": 0.0, "_requests": 0.0})
+    # an unrolled loop is one instruction per iteration: the per-request mean over the
+    # line's instructions, weighted by how often each ran, is what a model that averages
+    # iterations predicts
+    rec["executed"] += executed
+    if space == "Global":
+        s = round(float(r["L2 Theoretical Sectors Global"] or 0) / executed, 2)
+        i = round(float(r["L2 Theoretical Sectors Global Ideal"] or 0) / executed, 2)
+        for k, v in (("sectors_per_request", s), ("ideal_sectors_per_request", i)):
+            if v not in rec[k]:
+                rec[k].append(v)
+        rec["_sum"] += float(r["L2 Theoretical Sectors Global"] or 0)
+        rec["_requests"] += executed
+    else:
+        n = float(r["L1 Conflicts Shared N-Way"] or 0)
+        requests = executed
+        wavefronts = float(r.get("L1 Wavefronts Shared") or 0)
+        ideal = float(r.get("L1 Wavefronts Shared Ideal") or 0)
+        if copy:
+            # a copy's shared side: its wavefronts per request (what cudalint predicts)
+            n = wavefronts / executed
+        elif n == 0 and wavefronts > 0 and ideal > 0:
+            # a predicated instruction that some warps run with every lane off (a loop
+            # nvcc did not unroll, `if (index < n)` as a predicate): ncu leaves its n-way
+            # at 0 and counts those warps as executed. The requests with a lane on are
+            # the ideal wavefronts over the ideal of one request (1, 2 for 8 bytes, 4
+            # for 16), and n-way is the wavefronts over those requests.
+            requests = ideal / max(1, int(float(r.get("Access Size") or 32)) // 32)
+            n = wavefronts / requests
+        if round(n, 2) not in rec["nway"]:
+            rec["nway"].append(round(n, 2))
+        rec["_sum"] += n * requests
+        rec["_requests"] += requests
+    # the mnemonic, after a predicate (`@!P1  LDS R3, [R5]`)
+    words = [w for w in r.get("Source", "").split() if not w.startswith("@")]
+    sass = words[0] if words else ""
+    if sass and sass not in rec["sass"]:
+        rec["sass"].append(sass)
 
 
 def main():

@@ -177,6 +177,11 @@ impl KernelRun<'_> {
                 Val::Int(sym::mul(a, b))
             }
             "dim3" => self.dim3_from(args),
+            // the shared-window address of a generic pointer, as cp.async's operand: the same
+            // place
+            "__cvta_generic_to_shared" | "__cvta_generic_to_global" if args.len() == 1 => {
+                self.rvalue(&args[0])
+            }
             "__syncthreads"
             | "__syncwarp"
             | "__threadfence"

@@ -116,6 +116,7 @@ impl<'s> Lowerer<'s> {
                     .collect(),
             ),
             "call_expression" => return self.call(n, depth),
+            "gnu_asm_expression" => return self.asm(n, depth),
             // `Packed128<T>{__ldcs(p)}`, `float2{a[i], b[i]}`: an object built from its
             // elements, which are evaluated (and their loads issued) as a list's are
             "compound_literal_expression" => match n.child_by_field_id(fid().value.get()) {
@@ -243,6 +244,48 @@ impl<'s> Lowerer<'s> {
             }
         };
         Expr { kind, span: sp }
+    }
+
+    /// Inline PTX. `cp.async.{ca,cg}.shared.global [%d], [%s], n;` is what
+    /// `__pipeline_memcpy_async(dst, src, n)` compiles to, so it is lowered as that call, its
+    /// operands the asm's (outputs numbered first, then inputs); other asm is not modelled.
+    fn asm(&mut self, n: Node, depth: usize) -> Expr {
+        let sp = span(n);
+        let mut code = String::new();
+        let mut operands = Vec::new();
+        for c in named_children(n) {
+            match c.kind() {
+                "string_literal" | "concatenated_string" => code.push_str(self.text(c)),
+                "gnu_asm_output_operand_list" | "gnu_asm_input_operand_list" => {
+                    for op in named_children(c) {
+                        if let Some(value) = named_children(op).into_iter().last() {
+                            operands.push(value);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let copy = parse_cp_async(&code)
+            .and_then(|(d, s, bytes)| Some((*operands.get(d)?, *operands.get(s)?, bytes)));
+        match copy {
+            Some((d, s, bytes)) => Expr {
+                kind: ExprKind::Call {
+                    callee: "__pipeline_memcpy_async".into(),
+                    template_args: Vec::new(),
+                    args: vec![
+                        self.expr(d, depth + 1),
+                        self.expr(s, depth + 1),
+                        Expr {
+                            kind: ExprKind::Int(bytes),
+                            span: sp,
+                        },
+                    ],
+                },
+                span: sp,
+            },
+            None => Expr::unsupported("inline assembly", sp),
+        }
     }
 
     fn call(&mut self, n: Node, depth: usize) -> Expr {
@@ -387,4 +430,49 @@ pub(super) fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr
     let mut e = l.expr(inner, 0);
     e.shift(offset as i64 - PREFIX.len() as i64);
     Some(e)
+}
+
+/// `cp.async.cg.shared.global [%0], [%1], 16;` (with an optional cache hint and source size):
+/// the destination's and the source's operand numbers and the bytes copied.
+fn parse_cp_async(code: &str) -> Option<(usize, usize, i64)> {
+    let at = code.find("cp.async.")?;
+    let rest = &code[at..];
+    let head = &rest[..rest.find(char::is_whitespace)?];
+    if !head.contains(".shared") || !head.contains(".global") {
+        return None;
+    }
+    let operand = |s: &str| -> Option<(usize, usize)> {
+        let open = s.find("[%")?;
+        let close = open + s[open..].find(']')?;
+        Some((s[open + 2..close].trim().parse().ok()?, close + 1))
+    };
+    let (dst, after) = operand(rest)?;
+    let (src, after2) = operand(&rest[after..])?;
+    let tail = rest[after + after2..]
+        .trim_start()
+        .strip_prefix(',')?
+        .trim_start();
+    let digits: String = tail.chars().take_while(char::is_ascii_digit).collect();
+    let bytes: i64 = digits.parse().ok()?;
+    matches!(bytes, 4 | 8 | 16).then_some((dst, src, bytes))
+}
+
+#[cfg(test)]
+mod asm_tests {
+    #[test]
+    fn cp_async_templates_give_their_operands_and_size() {
+        assert_eq!(
+            super::parse_cp_async("\"cp.async.cg.shared.global [%0], [%1], 16;\\n\""),
+            Some((0, 1, 16))
+        );
+        assert_eq!(
+            super::parse_cp_async("\"cp.async.ca.shared.global.L2::128B [%1], [%0], 4, %2;\""),
+            Some((1, 0, 4))
+        );
+        assert_eq!(super::parse_cp_async("\"cp.async.commit_group;\""), None);
+        assert_eq!(
+            super::parse_cp_async("\"ld.global.nc.v4.f32 {%0}, [%1];\""),
+            None
+        );
+    }
 }
