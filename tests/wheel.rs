@@ -16,17 +16,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Whether a missing tool should be a failure: on CI it must not skip silently.
-fn on_ci() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty())
-}
-
-/// `why` on CI is a failure; here, the test is skipped with the reason printed.
-fn missing(why: &str) -> bool {
-    assert!(!on_ci(), "{why} (CI is set, so this is a failure)");
-    eprintln!("skipped: {why}");
-    true
-}
+use common::missing;
 
 /// The target folder cargo builds this test in, which maturin and pip's build reuse.
 fn target_dir() -> PathBuf {

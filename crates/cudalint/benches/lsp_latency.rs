@@ -79,24 +79,8 @@ fn main() {
     // and the host code that launches one of them
     text.push_str("void launch(const float* in, float* out, int n) {\n  int threads = 256;\n  k0<<<(n + threads - 1) / threads, threads>>>(in, out, n);\n}\n");
     assert_eq!(text.lines().count(), 3004);
-    let mut child = Command::new(&bin)
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut w = child.stdin.take().unwrap();
-    let mut r = BufReader::new(child.stdout.take().unwrap());
-    send(
-        &mut w,
-        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}),
-    );
-    while read(&mut r).0["id"] != 1 {}
     let uri = "file:///tmp/cudalint-latency/typing.cu";
-    send(
-        &mut w,
-        &json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"cuda-cpp","version":1,"text":text}}}),
-    );
+    let (mut child, mut w, mut r) = open_document(&bin, uri, &text);
     // the number of diagnostics published for `version`, and when the message arrived
     let wait = |r: &mut BufReader<_>, version: i64| loop {
         let (m, received) = read(r);
@@ -150,17 +134,7 @@ fn main() {
         first
     );
     for (where_, received, parsed) in runs {
-        println!("typing into {where_}");
-        for (what, mut lat) in [("received", received), ("parsed  ", parsed)] {
-            lat.sort_by(|a, b| a.total_cmp(b));
-            let pct = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
-            println!(
-                "  {what}: p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
-                pct(0.5),
-                pct(0.99),
-                lat[lat.len() - 1]
-            );
-        }
+        print_latencies(where_, received, parsed);
     }
 }
 
@@ -237,24 +211,8 @@ fn real_file(bin: &std::path::Path, file: &str, copies: usize) {
         ("the first kernel", inside(starts[0])),
         ("the middle copy's first kernel", inside(starts[copies / 2])),
     ];
-    let mut child = Command::new(bin)
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut w = child.stdin.take().unwrap();
-    let mut r = BufReader::new(child.stdout.take().unwrap());
-    send(
-        &mut w,
-        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}),
-    );
-    while read(&mut r).0["id"] != 1 {}
     let uri = "file:///tmp/cudalint-latency/real.cu";
-    send(
-        &mut w,
-        &json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"cuda-cpp","version":1,"text":text}}}),
-    );
+    let (mut child, mut w, mut r) = open_document(bin, uri, &text);
     let wait = |r: &mut BufReader<_>, version: i64| loop {
         let (m, received, size) = read_sized(r);
         if m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version {
@@ -291,19 +249,54 @@ fn real_file(bin: &std::path::Path, file: &str, copies: usize) {
             parsed.push(t0.elapsed().as_secs_f64() * 1000.0);
             received.push((at - t0).as_secs_f64() * 1000.0);
         }
-        println!("typing into {where_}");
-        for (what, mut lat) in [("received", received), ("parsed  ", parsed)] {
-            lat.sort_by(|a, b| a.total_cmp(b));
-            let pct = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
-            println!(
-                "  {what}: p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
-                pct(0.5),
-                pct(0.99),
-                lat[lat.len() - 1]
-            );
-        }
+        print_latencies(where_, received, parsed);
     }
     send(&mut w, &json!({"jsonrpc":"2.0","id":2,"method":"shutdown"}));
     send(&mut w, &json!({"jsonrpc":"2.0","method":"exit"}));
     let _ = child.wait();
+}
+
+/// `cudalint lsp` started, initialized, and `text` opened as `uri`.
+fn open_document(
+    bin: &std::path::Path,
+    uri: &str,
+    text: &str,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    BufReader<std::process::ChildStdout>,
+) {
+    let mut child = Command::new(bin)
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = child.stdin.take().unwrap();
+    let mut r = BufReader::new(child.stdout.take().unwrap());
+    send(
+        &mut w,
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}),
+    );
+    while read(&mut r).0["id"] != 1 {}
+    send(
+        &mut w,
+        &json!({"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":uri,"languageId":"cuda-cpp","version":1,"text":text}}}),
+    );
+    (child, w, r)
+}
+
+/// p50, p99 and max of one place's keystrokes, to the message received and to it parsed.
+fn print_latencies(where_: &str, received: Vec<f64>, parsed: Vec<f64>) {
+    println!("typing into {where_}");
+    for (what, mut lat) in [("received", received), ("parsed  ", parsed)] {
+        lat.sort_by(|a, b| a.total_cmp(b));
+        let pct = |p: f64| lat[((lat.len() as f64 - 1.0) * p).round() as usize];
+        println!(
+            "  {what}: p50 {:.1} ms   p99 {:.1} ms   max {:.1} ms",
+            pct(0.5),
+            pct(0.99),
+            lat[lat.len() - 1]
+        );
+    }
 }
