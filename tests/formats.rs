@@ -85,6 +85,16 @@ fn sarif_is_valid_and_round_trips_every_fixture() {
             "{target}: one result per diagnostic"
         );
         let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+        // a log is read elsewhere: each rule carries its page's text, and links only to a
+        // published page, never to a file of this machine or an address nobody published
+        for rule in rules {
+            assert!(rule["help"]["markdown"]
+                .as_str()
+                .is_some_and(|m| m.contains("## What it does")));
+            if let Some(uri) = rule.get("helpUri") {
+                assert!(uri.as_str().is_some_and(|u| u.starts_with("https://")), "{uri}");
+            }
+        }
         for (r, d) in results.iter().zip(diags) {
             assert_eq!(r["ruleId"], d["code"]);
             let idx = r["ruleIndex"].as_u64().unwrap() as usize;

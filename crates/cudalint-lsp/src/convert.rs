@@ -127,8 +127,8 @@ pub fn diagnostic(d: &CDiag, uri: &Uri, lines: &Lines) -> Diagnostic {
             Severity::Info => DiagnosticSeverity::INFORMATION,
         }),
         code: Some(NumberOrString::String(d.code.to_string())),
-        code_description: Uri::from_str(&cudalint_rules::codes::doc_url(d.code))
-            .ok()
+        code_description: cudalint_rules::codes::doc_location(d.code)
+            .and_then(|href| Uri::from_str(&href).ok())
             .map(|href| CodeDescription { href }),
         source: Some("cudalint".into()),
         message,

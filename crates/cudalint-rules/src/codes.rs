@@ -95,8 +95,25 @@ pub fn rule(code: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.code == upper || r.name == code)
 }
 
-pub fn doc_url(code: &str) -> String {
-    format!("https://github.com/cudalint/cudalint/blob/main/crates/cudalint-rules/docs/{code}.md")
+/// The published page of a rule's documentation, under the `repository` of this crate's
+/// Cargo.toml when whoever builds cudalint sets one; none otherwise, rather than an address
+/// that may not exist. SARIF and the CLI embed the text itself either way.
+pub fn doc_url(code: &str) -> Option<String> {
+    let repo = env!("CARGO_PKG_REPOSITORY").trim_end_matches('/');
+    (!repo.is_empty()).then(|| format!("{repo}/blob/main/crates/cudalint-rules/docs/{code}.md"))
+}
+
+/// Where a reader on this machine finds a rule's page: the published one, else the Markdown
+/// file of the source tree cudalint was built from while it is still there (`cargo install
+/// --path`, a checkout), as a `file://` address.
+pub fn doc_location(code: &str) -> Option<String> {
+    doc_url(code).or_else(|| {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs")
+            .join(format!("{code}.md"));
+        file.is_file()
+            .then(|| format!("file://{}", file.to_string_lossy()))
+    })
 }
 
 /// A code read back from a serialized diagnostic (the results cache): only codes of this table.
@@ -123,4 +140,22 @@ fn from_table<'de, D: serde::Deserializer<'de>>(
         .map(field)
         .find(|f| *f == s)
         .ok_or_else(|| serde::de::Error::custom(format!("no rule {s}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_has_a_page_and_no_invented_address() {
+        for r in RULES {
+            let page = doc_location(r.code).expect("built from the source tree");
+            assert!(page.ends_with(&format!("/{}.md", r.code)), "{page}");
+            match doc_url(r.code) {
+                // published: under the repository Cargo.toml names
+                Some(url) => assert!(url.starts_with(env!("CARGO_PKG_REPOSITORY"))),
+                None => assert!(page.starts_with("file://"), "{page}"),
+            }
+        }
+    }
 }

@@ -711,11 +711,10 @@ fn explain(code: Option<&str>) -> ExitCode {
         Some(c) => match cudalint_rules::codes::rule(c) {
             Some(r) => {
                 println!("{}", r.doc.trim_end());
-                println!(
-                    "\nDefault severity: {}. {}",
-                    r.severity.as_str(),
-                    cudalint_rules::codes::doc_url(r.code)
-                );
+                println!("\nDefault severity: {}.", r.severity.as_str());
+                if let Some(page) = cudalint_rules::codes::doc_location(r.code) {
+                    println!("{page}");
+                }
                 ExitCode::SUCCESS
             }
             None => {

@@ -120,15 +120,19 @@ pub fn render(reports: &[FileReport], inputs: &[Input]) -> String {
     let rules: Vec<Value> = RULES
         .iter()
         .map(|r| {
-            json!({
+            let mut rule = json!({
                 "id": r.code,
                 "name": r.name,
                 "shortDescription": { "text": r.summary },
                 "fullDescription": { "text": r.doc.lines().skip_while(|l| !l.starts_with("## What it does")).skip(1).take_while(|l| !l.starts_with("## ")).collect::<Vec<_>>().join(" ").trim() },
                 "help": { "text": r.doc, "markdown": r.doc },
-                "helpUri": cudalint_rules::codes::doc_url(r.code),
                 "defaultConfiguration": { "level": level(r.severity), "enabled": r.default_enabled },
-            })
+            });
+            // a log is read on other machines: only a published page, never a local file
+            if let Some(url) = cudalint_rules::codes::doc_url(r.code) {
+                rule["helpUri"] = json!(url);
+            }
+            rule
         })
         .collect();
     let total: f64 = reports
@@ -145,16 +149,20 @@ pub fn render(reports: &[FileReport], inputs: &[Input]) -> String {
         .ok()
         .map(|p| format!("file://{}/", p.to_string_lossy().trim_end_matches('/')))
         .unwrap_or_else(|| "file:///".into());
+    let mut driver = json!({
+        "name": "cudalint",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules,
+    });
+    let home = env!("CARGO_PKG_REPOSITORY");
+    if !home.is_empty() {
+        driver["informationUri"] = json!(home);
+    }
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": { "driver": {
-                "name": "cudalint",
-                "version": env!("CARGO_PKG_VERSION"),
-                "informationUri": "https://github.com/cudalint/cudalint",
-                "rules": rules,
-            }},
+            "tool": { "driver": driver },
             "originalUriBaseIds": { "%SRCROOT%": { "uri": root } },
             "columnKind": "unicodeCodePoints",
             "results": results,
