@@ -359,13 +359,19 @@ pub fn check_parsed(
     parsed: &[Option<&FileModel>],
     settings: &Settings,
 ) -> Vec<FileReport> {
+    // each kernel's analysis goes to the rules as soon as it is done and is dropped there:
+    // a run holds its findings, never every kernel's analysis at once
     let analyse_all =
-        |project: &analysis::Project, jobs: &[(usize, usize)], options: &[Options]| {
+        |project: &analysis::Project,
+         jobs: &[(usize, usize)],
+         options: &[Options],
+         rules: &(dyn Fn(&analysis::Analysis) -> KernelFindings + Sync)| {
             settings.progress.tell(Step::Analysing(jobs.len()));
             // a file's budget runs from when its first kernel starts
             let started: Vec<std::sync::OnceLock<std::time::Instant>> =
                 (0..inputs.len()).map(|_| Default::default()).collect();
-            jobs.par_iter()
+            let found = jobs
+                .par_iter()
                 .map(|&(f, k)| {
                     let deadline = settings.time_budget.map(|budget| analysis::Deadline {
                         at: *started[f].get_or_init(std::time::Instant::now) + budget,
@@ -373,22 +379,55 @@ pub fn check_parsed(
                     });
                     let a = analysis::analyze_kernel_until(project, f, k, &options[f], deadline);
                     settings.progress.tell(Step::Analysed(&inputs[f].path));
-                    a
+                    rules(&a)
                 })
-                .collect()
+                .collect();
+            (found, ())
         };
     check_parsed_with(inputs, parsed, settings, analyse_all).0
 }
 
-/// [`check_parsed`] with the kernels' analyses left to `analyse` (given the project, the
-/// kernels as [`analysis::kernels`] lists them and every file's options; it returns one
-/// analysis per kernel, in that order). Returns the reports and those analyses.
-pub(crate) fn check_parsed_with(
+/// The rules' findings on one kernel's analysis, filed under the files they are in.
+fn kernel_findings(result: &analysis::Analysis, inputs: &[Input], ctx: &Ctx) -> KernelFindings {
+    let reported = |f: usize| !inputs[f].context;
+    let mut diagnostics = Vec::new();
+    let mut records = Vec::new();
+    let mut timed_out = Vec::new();
+    for s in &result.skipped {
+        if reported(s.loc.0) && s.reason.starts_with(analysis::OUT_OF_TIME) {
+            timed_out.push((s.loc.0, s.kernel.clone()));
+        }
+        if reported(s.loc.0) {
+            diagnostics.push((s.loc.0, rules::not_analysed::check_kernel(s, ctx)));
+        }
+    }
+    for a in &result.accesses {
+        if !reported(a.loc.0) {
+            continue;
+        }
+        if let Some(d) = rules::check_access(a, &result.accesses, ctx) {
+            diagnostics.push((a.loc.0, d));
+        }
+        records.push((a.loc.0, record(a, &result.accesses, ctx)));
+    }
+    (diagnostics, records, timed_out)
+}
+
+/// [`check_parsed`] with the kernels' analyses left to `analyse`: given the project, the
+/// kernels as [`analysis::kernels`] lists them, every file's options and the rules, it returns
+/// the rules' findings on each kernel, in that order, and whatever it keeps of the analyses.
+/// Returns the reports and what it kept.
+pub(crate) fn check_parsed_with<Kept>(
     inputs: &[Input],
     parsed: &[Option<&FileModel>],
     settings: &Settings,
-    analyse: impl FnOnce(&analysis::Project, &[(usize, usize)], &[Options]) -> Vec<analysis::Analysis>,
-) -> (Vec<FileReport>, Vec<analysis::Analysis>) {
+    analyse: impl FnOnce(
+        &analysis::Project,
+        &[(usize, usize)],
+        &[Options],
+        &(dyn Fn(&analysis::Analysis) -> KernelFindings + Sync),
+    ) -> (Vec<KernelFindings>, Kept),
+) -> (Vec<FileReport>, Kept) {
     let empty = cudalint_syntax::FileModel::default();
     let models: Vec<&cudalint_syntax::FileModel> =
         parsed.iter().map(|p| p.unwrap_or(&empty)).collect();
@@ -400,7 +439,10 @@ pub(crate) fn check_parsed_with(
     let jobs = analysis::kernels(&models);
     let project = analysis::Project::new(&models, &ctx.paths);
     let options: Vec<Options> = inputs.iter().map(|i| settings.options_for(i)).collect();
-    let results = analyse(&project, &jobs, &options);
+    // the rules run per kernel in parallel; their findings are filed in kernel order, as if
+    // they had run one after the other
+    let rules = |result: &analysis::Analysis| kernel_findings(result, inputs, &ctx);
+    let (found, kept) = analyse(&project, &jobs, &options, &rules);
 
     let mut reports: Vec<FileReport> = inputs
         .iter()
@@ -416,35 +458,6 @@ pub(crate) fn check_parsed_with(
     for &(f, _) in &jobs {
         reports[f].kernels += 1;
     }
-    let reported = |f: usize| !inputs[f].context;
-    // the rules run per kernel in parallel; their findings are filed in kernel order, as if
-    // they had run one after the other
-    let found: Vec<KernelFindings> = results
-        .par_iter()
-        .map(|result| {
-            let mut diagnostics = Vec::new();
-            let mut records = Vec::new();
-            let mut timed_out = Vec::new();
-            for s in &result.skipped {
-                if reported(s.loc.0) && s.reason.starts_with(analysis::OUT_OF_TIME) {
-                    timed_out.push((s.loc.0, s.kernel.clone()));
-                }
-                if reported(s.loc.0) {
-                    diagnostics.push((s.loc.0, rules::not_analysed::check_kernel(s, &ctx)));
-                }
-            }
-            for a in &result.accesses {
-                if !reported(a.loc.0) {
-                    continue;
-                }
-                if let Some(d) = rules::check_access(a, &result.accesses, &ctx) {
-                    diagnostics.push((a.loc.0, d));
-                }
-                records.push((a.loc.0, record(a, &result.accesses, &ctx)));
-            }
-            (diagnostics, records, timed_out)
-        })
-        .collect();
     for (diagnostics, records, timed_out) in found {
         for (f, k) in timed_out {
             reports[f].timed_out.push(k);
@@ -516,7 +529,7 @@ pub(crate) fn check_parsed_with(
         r.accesses
             .sort_by(|a, b| (a.line, a.column, a.op).cmp(&(b.line, b.column, b.op)));
     }
-    (reports, results)
+    (reports, kept)
 }
 
 /// The names an [`AccessRecord`] takes its `&'static str` fields from, for reading one back
@@ -571,7 +584,7 @@ mod known {
 
 /// One kernel's diagnostics, analysed accesses and whether it ran out of time, each with the
 /// file it is filed under.
-type KernelFindings = (
+pub(crate) type KernelFindings = (
     Vec<(usize, Diagnostic)>,
     Vec<(usize, AccessRecord)>,
     Vec<(usize, String)>,

@@ -106,8 +106,12 @@ impl Incremental {
             .iter()
             .map(|p| p.as_ref().map(|p| &p.model))
             .collect();
-        let (reports, results) =
-            check_parsed_with(inputs, &models, settings, |project, jobs, options| {
+        let (reports, results) = check_parsed_with(
+            inputs,
+            &models,
+            settings,
+            |project, jobs, options, rules| {
+                // the language server keeps every kernel's analysis for the next check
                 let results = kernels.analyse(&Run {
                     project,
                     jobs,
@@ -116,8 +120,9 @@ impl Incremental {
                     paths: &paths,
                 });
                 analysed_at = Instant::now();
-                results
-            });
+                (results.par_iter().map(rules).collect(), results)
+            },
+        );
         self.kernels.keep(results);
         drop(texts);
         for ((i, k), parsed) in inputs.iter().zip(kept).zip(parsed) {

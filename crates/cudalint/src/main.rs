@@ -664,7 +664,17 @@ fn check_command(args: CheckArgs) -> ExitCode {
             let _ = writeln!(out, "{}", render::summary(&reports));
             let _ = out.flush();
         }
-        CheckFormat::Json => println!("{}", render::check_json(&reports, &errors)),
+        CheckFormat::Json => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            if let Err(e) =
+                render::check_json(&reports, &errors, &mut out).and_then(|_| out.flush())
+            {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    eprintln!("cudalint: error: writing the JSON output: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
         CheckFormat::Sarif => println!("{}", sarif::render(&reports, &collected.inputs)),
         CheckFormat::Github => print!("{}", sarif::github(&reports)),
     }

@@ -111,13 +111,20 @@ struct CheckJson<'a> {
     errors: &'a [String],
 }
 
-pub fn check_json(reports: &[FileReport], errors: &[String]) -> String {
-    let out = CheckJson {
+/// Written as it is serialized: a large run's JSON is several times its input, and a string
+/// of it all would be the run's peak.
+pub fn check_json(
+    reports: &[FileReport],
+    errors: &[String],
+    out: &mut impl std::io::Write,
+) -> std::io::Result<()> {
+    let json = CheckJson {
         version: 1,
         diagnostics: reports.iter().flat_map(|r| &r.diagnostics).collect(),
         errors,
     };
-    serde_json::to_string_pretty(&out).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    serde_json::to_writer_pretty(&mut *out, &json)?;
+    writeln!(out)
 }
 
 #[derive(Serialize)]
