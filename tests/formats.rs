@@ -92,7 +92,10 @@ fn sarif_is_valid_and_round_trips_every_fixture() {
                 .as_str()
                 .is_some_and(|m| m.contains("## What it does")));
             if let Some(uri) = rule.get("helpUri") {
-                assert!(uri.as_str().is_some_and(|u| u.starts_with("https://")), "{uri}");
+                assert!(
+                    uri.as_str().is_some_and(|u| u.starts_with("https://")),
+                    "{uri}"
+                );
             }
         }
         for (r, d) in results.iter().zip(diags) {
