@@ -7,11 +7,12 @@ use super::{
     expr::cast_int,
     groups::warp_intrinsic,
     place::{index_of, strip_addr},
-    AccessOp, Frame, InlineSite, KernelRun, Loc, Ptr, Space, TArg, Val, MAX_CALL_DEPTH,
+    AccessOp, Frame, InlineSite, KernelRun, Loc, Ptr, Space, TArg, Val, LOCAL_OBJECT,
+    MAX_CALL_DEPTH,
 };
 use crate::sym::{self, Op, Var};
 use crate::types;
-use cudalint_syntax::{Expr, FnKind, Function, Span, TemplateArg, TypeRef};
+use cudalint_syntax::{Expr, ExprKind, FnKind, Function, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
@@ -45,8 +46,30 @@ impl KernelRun<'_> {
                 .device_functions(name, args.len(), self.file())
                 .is_empty();
             if !own {
-                return self.async_copy(&args[0], &args[1], &args[2]);
+                return self.async_copy(&args[0], &args[1], &args[2], span);
             }
+        }
+        // libcu++'s per-thread form with a pipeline, `cuda::memcpy_async(dst, src, size,
+        // pipe)`, is the same LDGSTS. With a `cuda::barrier` nvcc 13 emits no LDGSTS for it on
+        // sm_90 (cuda-samples' globalToShmemAsyncCopy), and cooperative groups'
+        // `memcpy_async(group, ...)` spreads a block of bytes over the group's lanes as the
+        // library sees fit: neither is modelled.
+        if name == "memcpy_async"
+            && args.len() == 4
+            && !callee.starts_with("cg::")
+            && !callee.starts_with("cooperative_groups::")
+            && self
+                .project
+                .device_functions(name, args.len(), self.file())
+                .is_empty()
+            && !self.is_barrier(&args[3])
+            && matches!(self.pure_rvalue(&args[0]), Val::Ptr(_))
+        {
+            return self.async_copy(&args[0], &args[1], &args[2], span);
+        }
+        // `cuda::aligned_size_t<16>(16)`: a size, with the alignment a copy may assume
+        if name.starts_with("aligned_size_t") && args.len() == 1 {
+            return self.rvalue(&args[0]);
         }
         if let Some(v) = self.builtin_call(name, args) {
             return v;
@@ -72,6 +95,11 @@ impl KernelRun<'_> {
             return self.expand_macro(params, body, argv, (file, span));
         }
         let argv = match self.device_call(callee, name, targs, argv, span) {
+            Ok(v) => return v,
+            Err(argv) => argv,
+        };
+        // `shared.getPointer()`, `acc->add(x)`: a member function of the object's struct
+        let argv = match self.member_call(name, targs, argv, span) {
             Ok(v) => return v,
             Err(argv) => argv,
         };
@@ -116,11 +144,11 @@ impl KernelRun<'_> {
         Val::Unknown(format!("`{name}` on something that is not a pointer").into())
     }
 
-    /// `__pipeline_memcpy_async(dst, src, n)`, what `cp.async` is: each lane copies `n` bytes
-    /// (4, 8 or 16) from global memory at `src` to shared memory at `dst` in one instruction
-    /// (`LDGSTS`), a load of the one and a store of the other, `n` bytes wide whatever the
-    /// pointers' element type.
-    fn async_copy(&mut self, dst: &Expr, src: &Expr, size: &Expr) -> Val {
+    /// `__pipeline_memcpy_async(dst, src, n)` and `cuda::memcpy_async(dst, src, n, pipe)`, what
+    /// `cp.async` is: each lane copies `n` bytes (4, 8 or 16) from global memory at `src` to
+    /// shared memory at `dst` in one instruction (`LDGSTS`), a load of the one and a store of
+    /// the other, `n` bytes wide whatever the pointers' element type.
+    fn async_copy(&mut self, dst: &Expr, src: &Expr, size: &Expr, call: Span) -> Val {
         let d = self.rvalue(dst);
         let s = self.rvalue(src);
         let width = match self.rvalue(size).sym().as_const() {
@@ -137,7 +165,12 @@ impl KernelRun<'_> {
                 }
                 let place = self.index_ptr(p, sym::konst(0));
                 let before = self.accesses.len();
+                // nvcc files the copy under the call's first line, where a call written over
+                // several lines starts (cuda-samples' globalToShmemAsyncCopy)
+                let saved = self.site_override;
+                self.site_override = Some(saved.unwrap_or_else(|| self.loc(call)));
                 self.record(&place, e.span, op, index_of(strip_addr(e)));
+                self.site_override = saved;
                 match op {
                     AccessOp::Load if place.ptr.space == Space::Global => {
                         source = Some(place.ptr.offset.clone())
@@ -302,7 +335,7 @@ impl KernelRun<'_> {
             ));
         }
         let member_of = f.owner.as_ref().and(owner);
-        let template = self.callee_template(f, member_of.as_deref(), targs);
+        let template = self.callee_template(f, member_of.as_deref(), targs, &argv);
         // the call is in the caller's file (or at the use of the macro it is written in)
         let site = self.loc(span);
         self.frames.push(Frame {
@@ -363,6 +396,7 @@ impl KernelRun<'_> {
         f: &Function,
         member_of: Option<&str>,
         targs: &[TemplateArg],
+        argv: &[Val],
     ) -> Vec<(String, TArg)> {
         let mut template = Vec::new();
         let mut own = &f.template_params[..];
@@ -389,7 +423,86 @@ impl KernelRun<'_> {
             let arg = self.template_arg(a, p.is_type);
             template.push((p.name.clone(), arg));
         }
+        // type parameters the call does not name, deduced from pointer arguments as the
+        // compiler does: `apply(in, out)` with `float* out` for `U* out` binds U = float
+        for tp in own.iter().skip(targs.len()).filter(|tp| tp.is_type) {
+            let deduced = f.params.iter().zip(argv).find_map(|(p, v)| match v {
+                Val::Ptr(ptr) => self.deduced_from(&tp.name, &p.ty, ptr),
+                _ => None,
+            });
+            if let Some(t) = deduced {
+                template.push((tp.name.clone(), TArg::Type(t)));
+            }
+        }
         template
+    }
+
+    /// Type parameter `name` as a pointer argument `ptr` passed for a parameter of type
+    /// `param` (`name*`, `const name*`, `name**`) makes it: the argument's element type, as the
+    /// current frame's template bindings resolve it, without const.
+    pub(super) fn deduced_from(&self, name: &str, param: &TypeRef, ptr: &Ptr) -> Option<TypeRef> {
+        if param.name != name
+            || param.pointer_depth == 0
+            || ptr.elem.pointer_depth + 1 < param.pointer_depth
+        {
+            return None;
+        }
+        let mut t = self.resolve_type(&ptr.elem);
+        t.pointer_depth = t.pointer_depth + 1 - param.pointer_depth;
+        t.is_const = false;
+        Some(t)
+    }
+
+    /// An object declared as a `cuda::barrier` (a local or `__shared__` one, by its type).
+    fn is_barrier(&self, e: &Expr) -> bool {
+        let ExprKind::Ident(n) = &e.kind else {
+            return false;
+        };
+        self.object_types
+            .iter()
+            .rev()
+            .find(|(o, _)| &**o == n.as_str())
+            .is_some_and(|(_, t)| unqualified(&t.name).starts_with("barrier"))
+    }
+
+    /// `object.method(args)` or `object->method(args)` where the object is a struct (or a
+    /// pointer to one) of a type the program defines: the struct's member function, inlined as
+    /// a call qualified by that type. Fields the member reads through `this` stay unknown.
+    fn member_call(
+        &mut self,
+        name: &str,
+        targs: &[TemplateArg],
+        argv: Vec<Val>,
+        span: Span,
+    ) -> Result<Val, Vec<Val>> {
+        let split = name
+            .rsplit_once("->")
+            .or_else(|| name.rsplit_once('.'))
+            .filter(|(object, method)| {
+                is_identifier(method) && object.split('.').all(|p| is_identifier(p.trim()))
+            });
+        let Some((object, method)) = split else {
+            return Err(argv);
+        };
+        let object = object.trim();
+        let ty = match self.lookup(object, span) {
+            Val::Aggregate { ty, .. } if ty.pointer_depth == 0 => ty.name,
+            Val::Ptr(p) if p.elem.pointer_depth == 0 => p.elem.name,
+            Val::Unknown(r) if r.ends_with(LOCAL_OBJECT) => {
+                match self.object_types.iter().rev().find(|(n, _)| &**n == object) {
+                    Some((_, ty)) => ty.name.clone(),
+                    None => return Err(argv),
+                }
+            }
+            _ => return Err(argv),
+        };
+        // `SharedMemory<U>` in a template the call bound U = float for
+        let ty = self.instantiate_type(&TypeRef::named(&ty)).name;
+        if self.struct_instance(&ty).is_none() {
+            return Err(argv);
+        }
+        let qualified = format!("{ty}::{method}");
+        self.device_call(&qualified, method, targs, argv, span)
     }
 
     /// `SharedMemory<T>()`: an object whose conversion operator hands out the block's dynamic
@@ -442,6 +555,13 @@ fn value_builtin(name: &str, argv: &[Val]) -> Option<Val> {
         .iter()
         .any(|p| name.starts_with(p))
         .then(|| Val::Int(sym::data(format!("value fetched by `{name}`"))))
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `f` of `ns::f`, `tiled_partition<ns::warp_size>` of `cg::tiled_partition<ns::warp_size>`:

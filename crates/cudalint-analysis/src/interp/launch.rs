@@ -183,7 +183,12 @@ impl KernelRun<'_> {
             self.host_scope(host, launch.span.start, needed);
         }
         let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
-            match run.pure_rvalue(e) {
+            // `k<<<n, {32, 8, 1}>>>`: a braced list is a dim3 made in place
+            let v = match &e.kind {
+                ExprKind::Init(items) => run.dim3_from(items),
+                _ => run.pure_rvalue(e),
+            };
+            match v {
                 Val::Dim3(c) => Some([c[0].as_const()?, c[1].as_const()?, c[2].as_const()?]),
                 Val::Int(s) => Some([s.as_const()?, 1, 1]),
                 _ => None,
@@ -260,7 +265,10 @@ impl KernelRun<'_> {
     /// A type as the current frame's template bindings make it: `Ktraits`, a host function's
     /// `using Ktraits = traits<kNThreads, input_t>;` with kNThreads = 128 and input_t = float,
     /// is `traits<128, float>` (the kernel's frame will not know the host's names).
-    fn instantiate_type(&mut self, t: &cudalint_syntax::TypeRef) -> cudalint_syntax::TypeRef {
+    pub(super) fn instantiate_type(
+        &mut self,
+        t: &cudalint_syntax::TypeRef,
+    ) -> cudalint_syntax::TypeRef {
         let mut r = self.resolve_type(t);
         if r.pointer_depth > 0 {
             return r;
@@ -354,12 +362,7 @@ impl KernelRun<'_> {
                 return None;
             }
             match self.pure_rvalue(e) {
-                Val::Ptr(ptr) if ptr.elem.pointer_depth + 1 >= p.ty.pointer_depth => {
-                    let mut t = self.resolve_type(&ptr.elem);
-                    t.pointer_depth = t.pointer_depth + 1 - p.ty.pointer_depth;
-                    t.is_const = false;
-                    Some(t)
-                }
+                Val::Ptr(ptr) => self.deduced_from(name, &p.ty, &ptr),
                 _ => None,
             }
         })

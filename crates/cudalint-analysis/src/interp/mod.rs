@@ -249,6 +249,9 @@ pub struct KernelRun<'p> {
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
+    /// The declared types of local objects (`SharedMemory<float> shared;`), latest last: the
+    /// struct whose member functions `shared.getPointer()` calls.
+    object_types: Vec<(Rc<str>, TypeRef)>,
     frames: Vec<Frame>,
     mask: Sym,
     loop_stack: Vec<u32>,
@@ -310,6 +313,7 @@ impl<'p> KernelRun<'p> {
             static_depth: 0,
             steps: 0,
             in_registers: Vec::new(),
+            object_types: Vec::new(),
             null_at_launch: Vec::new(),
             branch: 0,
             branches: 0,

@@ -253,6 +253,7 @@ impl KernelRun<'_> {
         // to its own members, not to memory
         let v = match v {
             Val::Unknown(_) if self.is_object_type(&ty) => {
+                self.object_types.push((d.name.as_str().into(), ty.clone()));
                 Val::Unknown(format!("`{}` {LOCAL_OBJECT}", d.name).into())
             }
             v => v,
