@@ -277,7 +277,7 @@ fn launches_of<'p>(
     let fitting: Vec<_> = all
         .iter()
         .copied()
-        .filter(|(_, l)| l.args.len() == kernel.params.len())
+        .filter(|(_, l)| kernel.takes(l.args.len()))
         .collect();
     let mut chosen = if fitting.is_empty() { all } else { fitting };
     chosen.truncate(MAX_LAUNCH_SITES);

@@ -292,7 +292,7 @@ impl<'p> Project<'p> {
                 let Some(x) = self.files[f].functions.get(i) else {
                     continue;
                 };
-                if x.params.len() != arity || x.body.is_none() {
+                if !x.takes(arity) || x.body.is_none() {
                     continue;
                 }
                 match x.kind {

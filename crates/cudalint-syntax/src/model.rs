@@ -253,6 +253,8 @@ pub struct Param {
     /// An array parameter's dimensions after the first, which decays to the pointer
     /// (`float a[6][24][24]` is a pointer to `float[24][24]`).
     pub dims: Vec<Dim>,
+    /// `const float* rs = nullptr`: the value a call that leaves the argument out passes.
+    pub default: Option<Expr>,
     pub span: Span,
 }
 
@@ -272,6 +274,19 @@ pub struct Function {
     /// The struct whose body defines it (`tile::get_i`, named `tile::get_i`); its template
     /// parameters come first in `template_params`.
     pub owner: Option<String>,
+}
+
+impl Function {
+    /// Whether a call with `n` arguments can call it: trailing parameters with defaults may be
+    /// left out.
+    pub fn takes(&self, n: usize) -> bool {
+        let required = self
+            .params
+            .iter()
+            .take_while(|p| p.default.is_none())
+            .count();
+        (required..=self.params.len()).contains(&n)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

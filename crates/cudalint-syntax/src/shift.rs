@@ -183,9 +183,13 @@ impl Shift for Param {
             ty: _,
             is_reference: _,
             dims,
+            default,
             span,
         } = self;
         dims.shift(by);
+        if let Some(d) = default {
+            d.shift(by);
+        }
         span.shift(by);
     }
 }

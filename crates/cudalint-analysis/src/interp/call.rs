@@ -346,6 +346,7 @@ impl KernelRun<'_> {
             owner: member_of,
         });
         self.scopes.push(Vec::new());
+        let given = argv.len();
         for (p, v) in f.params.iter().zip(argv) {
             let v = match v {
                 Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
@@ -364,6 +365,15 @@ impl KernelRun<'_> {
                     Val::Ptr(ptr)
                 }
                 v => v,
+            };
+            self.declare(&p.name, v);
+        }
+        // the arguments left out take their defaults (`viewmat_rs = nullptr`), so a branch
+        // on them is decided as the compiler decides it
+        for p in f.params.iter().skip(given) {
+            let v = match &p.default {
+                Some(d) => self.pure_rvalue(d),
+                None => Val::Unknown(format!("argument `{}` not given", p.name).into()),
             };
             self.declare(&p.name, v);
         }

@@ -65,7 +65,7 @@ impl KernelRun<'_> {
             else {
                 continue;
             };
-            if args.len() != host.params.len() || std::ptr::eq(caller, host) {
+            if !host.takes(args.len()) || std::ptr::eq(caller, host) {
                 continue;
             }
             let outer = if caller.template_params.is_empty() || depth >= MAX_DEPTH {
@@ -202,7 +202,9 @@ impl KernelRun<'_> {
         };
         self.deduce_type_params(launch, kernel, &mut bindings.template_args);
         for (i, p) in kernel.params.iter().enumerate() {
-            let v = match launch.args.get(i).map(|e| self.pure_rvalue(e)) {
+            // an argument the launch leaves out is the parameter's default
+            let arg = launch.args.get(i).or(p.default.as_ref());
+            let v = match arg.map(|e| self.pure_rvalue(e)) {
                 Some(Val::Int(s)) if p.ty.pointer_depth == 0 => s.as_const(),
                 // a null pointer passed for a pointer parameter
                 Some(Val::Int(s)) if s.as_const() == Some(0) => Some(0),

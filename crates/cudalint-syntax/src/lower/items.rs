@@ -352,7 +352,8 @@ impl<'s> Lowerer<'s> {
         let mut params = Vec::new();
         if let Some(plist) = decl.child_by_field_id(fid().parameters.get()) {
             for p in named_children(plist) {
-                if p.kind() != "parameter_declaration" {
+                let optional = p.kind() == "optional_parameter_declaration";
+                if p.kind() != "parameter_declaration" && !optional {
                     continue;
                 }
                 let Some(t) = p.child_by_field_id(fid().r#type.get()) else {
@@ -369,11 +370,16 @@ impl<'s> Lowerer<'s> {
                 if !dims.is_empty() {
                     dims.remove(0);
                 }
+                let default = optional
+                    .then(|| p.child_by_field_id(fid().default_value.get()))
+                    .flatten()
+                    .map(|v| self.expr(v, 0));
                 params.push(Param {
                     name: self.text(pname).to_string(),
                     ty,
                     is_reference: d.kind() == "reference_declarator",
                     dims,
+                    default,
                     span: span(p),
                 });
             }
