@@ -296,6 +296,7 @@ impl KernelRun<'_> {
         argv: Vec<Val>,
         span: Span,
     ) -> Result<Val, Vec<Val>> {
+        let this = self.next_this.take();
         // an unqualified call inside a member function finds its struct's members first
         let owner = callee
             .rsplit_once("::")
@@ -344,6 +345,7 @@ impl KernelRun<'_> {
             ret: None,
             template,
             owner: member_of,
+            this,
         });
         self.scopes.push(Vec::new());
         let given = argv.len();
@@ -468,16 +470,50 @@ impl KernelRun<'_> {
         let ExprKind::Ident(n) = &e.kind else {
             return false;
         };
-        self.object_types
+        self.objects
             .iter()
             .rev()
-            .find(|(o, _)| &**o == n.as_str())
-            .is_some_and(|(_, t)| unqualified(&t.name).starts_with("barrier"))
+            .find(|(o, ..)| &**o == n.as_str())
+            .is_some_and(|(_, t, _)| unqualified(&t.name).starts_with("barrier"))
+    }
+
+    /// The local object a value stands for (itself, or passed on by reference): its declared
+    /// type and its key in `fields`.
+    pub(super) fn local_object(&self, v: &Val) -> Option<(TypeRef, usize)> {
+        let Val::Unknown(r) = v else {
+            return None;
+        };
+        let name = r
+            .strip_suffix(LOCAL_OBJECT)?
+            .trim_end()
+            .strip_prefix('`')?
+            .strip_suffix('`')?;
+        self.objects
+            .iter()
+            .rev()
+            .find(|(n, ..)| &**n == name)
+            .map(|(_, t, k)| (t.clone(), *k))
+    }
+
+    /// `S s(a, b);`, `S s;`: the struct's constructor of that many arguments, inlined on the
+    /// new object, so the members it sets are what its member functions read.
+    pub(super) fn construct(&mut self, ty: &TypeRef, key: usize, args: &[Expr], span: Span) {
+        let full = self.instantiate_type(ty).name;
+        let Some((def, _)) = self.struct_instance(&full) else {
+            return;
+        };
+        let ctor = unqualified(def.split('<').next().unwrap_or(&def).trim()).to_string();
+        // the declaration evaluated the arguments already, accesses and all
+        let argv: Vec<Val> = args.iter().map(|a| self.pure_rvalue(a)).collect();
+        self.next_this = Some(key);
+        let _ = self.device_call(&format!("{full}::{ctor}"), &ctor, &[], argv, span);
+        self.next_this = None;
     }
 
     /// `object.method(args)` or `object->method(args)` where the object is a struct (or a
     /// pointer to one) of a type the program defines: the struct's member function, inlined as
-    /// a call qualified by that type. Fields the member reads through `this` stay unknown.
+    /// a call qualified by that type, on that object: the members it reads and sets are the
+    /// object's (a struct parameter's stay unknown).
     fn member_call(
         &mut self,
         name: &str,
@@ -495,16 +531,18 @@ impl KernelRun<'_> {
             return Err(argv);
         };
         let object = object.trim();
-        let ty = match self.lookup(object, span) {
+        let value = self.lookup(object, span);
+        let mut this = None;
+        let ty = match value {
             Val::Aggregate { ty, .. } if ty.pointer_depth == 0 => ty.name,
             Val::Ptr(p) if p.elem.pointer_depth == 0 => p.elem.name,
-            Val::Unknown(r) if r.ends_with(LOCAL_OBJECT) => {
-                match self.object_types.iter().rev().find(|(n, _)| &**n == object) {
-                    Some((_, ty)) => ty.name.clone(),
-                    None => return Err(argv),
+            v => match self.local_object(&v) {
+                Some((ty, key)) => {
+                    this = Some(key);
+                    ty.name
                 }
-            }
-            _ => return Err(argv),
+                None => return Err(argv),
+            },
         };
         // `SharedMemory<U>` in a template the call bound U = float for
         let ty = self.instantiate_type(&TypeRef::named(&ty)).name;
@@ -512,7 +550,10 @@ impl KernelRun<'_> {
             return Err(argv);
         }
         let qualified = format!("{ty}::{method}");
-        self.device_call(&qualified, method, targs, argv, span)
+        self.next_this = this;
+        let called = self.device_call(&qualified, method, targs, argv, span);
+        self.next_this = None;
+        called
     }
 
     /// `SharedMemory<T>()`: an object whose conversion operator hands out the block's dynamic

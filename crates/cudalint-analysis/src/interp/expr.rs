@@ -36,6 +36,9 @@ impl KernelRun<'_> {
             ExprKind::Str => Val::Unknown("string".into()),
             ExprKind::Ident(name) => self.lookup(name, e.span),
             ExprKind::Field { base, field, arrow } => {
+                if let (true, Some(v)) = (is_this(base), self.this_field(field)) {
+                    return v;
+                }
                 if !*arrow {
                     if let Some(v) = self.value_field(base, field) {
                         return v;
@@ -328,4 +331,9 @@ pub(super) fn cast_int(ty: &str, s: Sym) -> Sym {
         "float" | "double" | "half" | "__half" => sym::unknown("floating-point value"),
         _ => s,
     }
+}
+
+/// `this` in `this->field`.
+pub(super) fn is_this(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Ident(n) if n == "this")
 }

@@ -112,6 +112,7 @@ impl KernelRun<'_> {
             ret: None,
             template: caller_template,
             owner: None,
+            this: None,
         });
         self.scopes.push(Vec::new());
         let mut needed = std::collections::HashSet::new();
@@ -167,6 +168,7 @@ impl KernelRun<'_> {
             ret: None,
             template,
             owner: None,
+            this: None,
         });
         self.scopes.push(Vec::new());
         if let Some(host) = launch

@@ -239,6 +239,9 @@ struct Frame {
     /// For a member function, the struct it is called on with its template arguments
     /// (`tile<16, 8, half2>`): names the function does not define are its static members.
     owner: Option<String>,
+    /// The local object a member function (or constructor) runs on, a key of `fields`: the
+    /// names of its members are that object's.
+    this: Option<usize>,
 }
 
 pub struct KernelRun<'p> {
@@ -249,9 +252,13 @@ pub struct KernelRun<'p> {
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
-    /// The declared types of local objects (`SharedMemory<float> shared;`), latest last: the
-    /// struct whose member functions `shared.getPointer()` calls.
-    object_types: Vec<(Rc<str>, TypeRef)>,
+    /// Local objects (`SharedMemory<float> shared;`), latest last: name, declared type (the
+    /// struct whose member functions `shared.getPointer()` calls) and key in `fields`.
+    objects: Vec<(Rc<str>, TypeRef, usize)>,
+    /// The members of local objects that constructors and member functions have set.
+    fields: Vec<(usize, Rc<str>, Val)>,
+    /// The object the next inlined call runs on (set by a member call or a constructor).
+    next_this: Option<usize>,
     frames: Vec<Frame>,
     mask: Sym,
     loop_stack: Vec<u32>,
@@ -313,7 +320,9 @@ impl<'p> KernelRun<'p> {
             static_depth: 0,
             steps: 0,
             in_registers: Vec::new(),
-            object_types: Vec::new(),
+            objects: Vec::new(),
+            fields: Vec::new(),
+            next_this: None,
             null_at_launch: Vec::new(),
             branch: 0,
             branches: 0,
@@ -347,11 +356,17 @@ impl<'p> KernelRun<'p> {
             ret: None,
             template,
             owner: None,
+            this: None,
         });
         self.scopes.push(Vec::new());
         self.null_at_launch.clear();
         for (i, p) in f.params.iter().enumerate() {
-            let ty = self.resolve_type(&p.ty);
+            // `interval_gpu<T>* buffer` with T = float: the template's own arguments bound too
+            let ty = if p.ty.name.contains('<') {
+                self.instantiate_type(&p.ty)
+            } else {
+                self.resolve_type(&p.ty)
+            };
             let null_at_launch =
                 ty.pointer_depth > 0 && bind.params.get(i).copied().flatten() == Some(0);
             let v = if ty.pointer_depth > 0 {
@@ -507,7 +522,64 @@ impl<'p> KernelRun<'p> {
                 return true;
             }
         }
-        false
+        // a member of the object a member function runs on
+        self.assign_member(name, v)
+    }
+
+    /// `field = v` or `this->field = v` in a member function or constructor: the object's.
+    fn assign_member(&mut self, name: &str, v: Val) -> bool {
+        let Some((key, false, _)) = self.this_member(name) else {
+            return false;
+        };
+        match self
+            .fields
+            .iter_mut()
+            .rev()
+            .find(|(k, n, _)| *k == key && &**n == name)
+        {
+            Some(slot) => slot.2 = v,
+            None => self.fields.push((key, name.into(), v)),
+        }
+        true
+    }
+
+    /// The object key when `name` is a member of the struct the current member function runs
+    /// on, whether the member is an array, and its type.
+    fn this_member(&self, name: &str) -> Option<(usize, bool, TypeRef)> {
+        let frame = self.frames.last()?;
+        let key = frame.this?;
+        let (def, _) = self.struct_instance(frame.owner.as_deref()?)?;
+        let field = self
+            .types()
+            .iter()
+            .flat_map(|f| f.structs.iter())
+            .find(|s| s.name == def)?
+            .fields
+            .iter()
+            .find(|f| f.name == name)?;
+        Some((key, field.array_len.is_some(), field.ty.clone()))
+    }
+
+    /// A member of the object the current member function runs on: an array member is the
+    /// object's own (local) array; any other is what its constructor and member functions
+    /// last set it to.
+    fn this_field(&self, name: &str) -> Option<Val> {
+        let (key, array, ty) = self.this_member(name)?;
+        if array {
+            let mut p = Ptr::global(name, self.resolve_type(&ty), None);
+            p.space = Space::Local;
+            return Some(Val::Ptr(p));
+        }
+        Some(
+            self.fields
+                .iter()
+                .rev()
+                .find(|(k, n, _)| *k == key && &**n == name)
+                .map(|(_, _, v)| v.clone())
+                .unwrap_or_else(|| {
+                    Val::Unknown(format!("result of a constructor: member `{name}`").into())
+                }),
+        )
     }
 
     fn resolve_type(&self, ty: &TypeRef) -> TypeRef {

@@ -12,6 +12,9 @@ impl KernelRun<'_> {
         if let Some(v) = self.lookup_local(name) {
             return v.clone();
         }
+        if let Some(v) = self.this_field(name) {
+            return v;
+        }
         if let Some(fr) = self.frames.last() {
             if let Some((_, arg)) = fr.template.iter().find(|(n, _)| n == name) {
                 return match arg {
@@ -141,6 +144,7 @@ impl KernelRun<'_> {
             ret: None,
             template,
             owner: Some(full.clone()),
+            this: None,
         });
         let v = self.pure_rvalue(&init);
         self.frames.pop();

@@ -383,6 +383,12 @@ impl KernelRun<'_> {
     }
 
     pub(super) fn store(&mut self, lhs: &Expr, v: Val) {
+        // `this->free_index = t`, and a constructor's `: free_index(t)`
+        if let ExprKind::Field { base, field, .. } = &lhs.kind {
+            if super::expr::is_this(base) && self.assign_member(field, v.clone()) {
+                return;
+            }
+        }
         // `block.x = 256;` on a dim3 local
         if let ExprKind::Field {
             base,

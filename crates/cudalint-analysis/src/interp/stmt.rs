@@ -253,7 +253,16 @@ impl KernelRun<'_> {
         // to its own members, not to memory
         let v = match v {
             Val::Unknown(_) if self.is_object_type(&ty) => {
-                self.object_types.push((d.name.as_str().into(), ty.clone()));
+                let key = self.objects.len();
+                self.objects.push((d.name.as_str().into(), ty.clone(), key));
+                match &d.init {
+                    Some(Expr {
+                        kind: ExprKind::Init(args),
+                        ..
+                    }) => self.construct(&ty, key, args, d.span),
+                    None => self.construct(&ty, key, &[], d.span),
+                    _ => {}
+                }
                 Val::Unknown(format!("`{}` {LOCAL_OBJECT}", d.name).into())
             }
             v => v,

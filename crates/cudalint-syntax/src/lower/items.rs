@@ -403,11 +403,60 @@ impl<'s> Lowerer<'s> {
         // pass on), and functions whose device specifier is a macro too short to rewrite (`HD
         // float f()` with `#define HD __host__ __device__`), which device code calls.
         let outer = self.current_fn.replace(index);
-        let body = n
+        let mut body = n
             .child_by_field_id(fid().body.get())
             .map(|b| self.block(b, 0));
+        // a constructor's member initialisers (`: buf(b), free_index(t)`) run before its
+        // body, as assignments to the members
+        let inits = self.member_initialisers(n);
+        if let (Some(b), false) = (&mut body, inits.is_empty()) {
+            b.splice(0..0, inits);
+        }
         self.current_fn = outer;
         self.model.functions[index].body = body;
+    }
+
+    fn member_initialisers(&mut self, n: Node) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for list in named_children(n) {
+            if list.kind() != "field_initializer_list" {
+                continue;
+            }
+            for init in named_children(list) {
+                let parts = named_children(init);
+                let (Some(field), Some(args)) = (parts.first(), parts.get(1)) else {
+                    continue;
+                };
+                // `tos(-1)` or `tos{-1}`: one value; several build an object, not modelled
+                let values = named_children(*args);
+                let [value] = values.as_slice() else {
+                    continue;
+                };
+                let value = self.expr(*value, 0);
+                // `this->buf`: `buf(buf)` sets the member from the parameter of its name
+                let this = Expr {
+                    kind: ExprKind::Ident("this".into()),
+                    span: span(*field),
+                };
+                let lhs = Expr {
+                    kind: ExprKind::Field {
+                        base: Box::new(this),
+                        field: self.text(*field).to_string(),
+                        arrow: true,
+                    },
+                    span: span(*field),
+                };
+                out.push(Stmt::Expr(Expr {
+                    kind: ExprKind::Assign {
+                        op: None,
+                        lhs: Box::new(lhs),
+                        rhs: Box::new(value),
+                    },
+                    span: span(init),
+                }));
+            }
+        }
+        out
     }
 }
 
