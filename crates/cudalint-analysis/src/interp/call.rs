@@ -67,6 +67,24 @@ impl KernelRun<'_> {
         {
             return self.async_copy(&args[0], &args[1], &args[2], span);
         }
+        // `alignof(T)`, also as the grammar may read it, a call of `alignof` with T as argument
+        if matches!(name, "alignof" | "__alignof__" | "_Alignof") {
+            let ty = match (targs.first(), args.first()) {
+                (Some(TemplateArg::Type(t)), _) => Some(t.clone()),
+                (
+                    None,
+                    Some(Expr {
+                        kind: ExprKind::Ident(n),
+                        ..
+                    }),
+                ) => Some(TypeRef::named(n)),
+                _ => None,
+            };
+            return match ty.and_then(|t| self.layout_of(&t)) {
+                Some(l) => Val::Int(sym::konst(l.align)),
+                None => Val::Unknown("alignof of a type not known".into()),
+            };
+        }
         // `cuda::aligned_size_t<16>(16)`: a size, with the alignment a copy may assume
         if name.starts_with("aligned_size_t") && args.len() == 1 {
             return self.rvalue(&args[0]);

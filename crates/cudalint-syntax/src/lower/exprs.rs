@@ -104,6 +104,15 @@ impl<'s> Lowerer<'s> {
                     ))
                 }
             }
+            // `alignof(T)`: a call the analysis answers from T's layout
+            "alignof_expression" => match n.child_by_field_id(fid().r#type.get()) {
+                Some(t) => ExprKind::Call {
+                    callee: "alignof".into(),
+                    template_args: vec![TemplateArg::Type(self.type_of(t, None))],
+                    args: Vec::new(),
+                },
+                None => ExprKind::Unsupported("alignof".into()),
+            },
             "comma_expression" => {
                 let l = self.boxed(n.child_by_field_id(fid().left.get()), n, depth);
                 let r = self.boxed(n.child_by_field_id(fid().right.get()), n, depth);

@@ -111,6 +111,49 @@ impl<'s> Lowerer<'s> {
         out
     }
 
+    /// `union { uint8_t part[sizeof(T)]; T ret; };` in a function body (NCCL's `loadConst`):
+    /// an anonymous union's or struct's members are locals of the enclosing scope.
+    fn anonymous_members(&mut self, spec: Node) -> Vec<Stmt> {
+        let anonymous = matches!(spec.kind(), "union_specifier" | "struct_specifier")
+            && spec.child_by_field_id(fid().name.get()).is_none();
+        let Some(body) = spec
+            .child_by_field_id(fid().body.get())
+            .filter(|_| anonymous)
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for f in named_children(body) {
+            let Some(t) = f.child_by_field_id(fid().r#type.get()) else {
+                continue;
+            };
+            let base = self.type_of(t, Some(f));
+            let mut c = f.walk();
+            let declarators: Vec<Node> = f.children_by_field_id(fid().declarator, &mut c).collect();
+            for d in declarators {
+                let (name_node, ptr, dims, _) = self.declarator_parts(d);
+                let Some(name_node) = name_node else { continue };
+                let mut ty = base.clone();
+                ty.pointer_depth += ptr;
+                out.push(Stmt::Decl(Box::new(Decl {
+                    name: self.text(name_node).to_string(),
+                    name_span: span(name_node),
+                    ty,
+                    dims,
+                    init: None,
+                    shared: false,
+                    constant: false,
+                    device: false,
+                    is_extern: false,
+                    is_const: false,
+                    is_reference: false,
+                    span: span(f),
+                })));
+            }
+        }
+        out
+    }
+
     pub(super) fn stmt_into(&mut self, n: Node, depth: usize, out: &mut Vec<Stmt>) {
         if depth > MAX_DEPTH {
             out.push(Stmt::Other(span(n)));
@@ -118,7 +161,13 @@ impl<'s> Lowerer<'s> {
         }
         match n.kind() {
             "declaration" => {
-                for d in self.declaration(n, depth) {
+                let decls = self.declaration(n, depth);
+                if decls.is_empty() {
+                    if let Some(t) = n.child_by_field_id(fid().r#type.get()) {
+                        out.extend(self.anonymous_members(t));
+                    }
+                }
+                for d in decls {
                     out.push(Stmt::Decl(Box::new(d)));
                 }
             }
@@ -249,7 +298,13 @@ impl<'s> Lowerer<'s> {
             "preproc_def" | "preproc_function_def" => self.define(n),
             "type_definition" => self.typedef(n),
             "alias_declaration" => self.alias(n),
-            "struct_specifier" | "class_specifier" | "union_specifier" => self.struct_def(n, None),
+            "struct_specifier" | "class_specifier" | "union_specifier" => {
+                let members = self.anonymous_members(n);
+                if members.is_empty() {
+                    self.struct_def(n, None)
+                }
+                out.extend(members);
+            }
             _ => out.push(Stmt::Other(span(n))),
         }
     }

@@ -13,7 +13,9 @@
 //!   all-capitals name) is blanked;
 //! - `CMP_SWP(K, a, b, int, c, d);`, `m = talloc(int, k * m);`: a macro given a type keyword
 //!   as an argument (no function can take one) gets `0` in its place, so the invocation
-//!   parses as the call it looks like.
+//!   parses as the call it looks like;
+//! - `typedef enum : uint8_t { ... } T;`: an unnamed enum's underlying type is blanked (a
+//!   named one's, `enum E : int`, the grammar reads).
 
 use super::blank_range;
 use std::borrow::Cow;
@@ -149,6 +151,22 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
             }
             if let Some(end) = call_statement_end(b, skip_ws(b, name_end)) {
                 edits.push((at, end, None));
+            }
+        }
+    }
+    if src.contains("enum") {
+        for at in occurrences(b, mask, "enum") {
+            let colon = skip_ws(b, at + 4);
+            if b.get(colon) != Some(&b':') || b.get(colon + 1) == Some(&b':') {
+                continue;
+            }
+            let (mut end, words) = words_end(b, colon + 1);
+            // `std::uint8_t`
+            while b[end..].starts_with(b"::") {
+                end = words_end(b, end + 2).0;
+            }
+            if !words.is_empty() && b.get(skip_ws(b, end)) == Some(&b'{') {
+                edits.push((colon, end, None));
             }
         }
     }

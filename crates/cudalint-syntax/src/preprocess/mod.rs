@@ -276,6 +276,7 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         "__restrict__",
         "__restrict",
         "restrict",
+        "__grid_constant__",
     ];
     let body = body.split("//").next().unwrap_or("");
     let body = body.split("/*").next().unwrap_or("");
