@@ -177,7 +177,26 @@ pub fn parse_incremental(
     // the flags' defines are no top-level item of the text: the caller adds them again
     model.defines.truncate(model.defines.len() - flag_defines);
     tree.edit(&edit);
-    let tree = with_parser(|p| p.parse(&text, Some(&tree)))?;
+    let old_tree = tree;
+    let tree = with_parser(|p| p.parse(&text, Some(&old_tree)))?;
+    // tree-sitter may recover from an error differently when it reparses from an old tree
+    // (nccl's anonymous-union fixture with a function's first line deleted): where an error
+    // lies in what the edit changed, the text is parsed afresh, so the editor shows what
+    // `check` shows; errors elsewhere (a file that always had some) keep the reuse
+    if tree.root_node().has_error() {
+        let errors = error_regions(tree.root_node());
+        let touched = old_tree.changed_ranges(&tree).any(|r| {
+            errors
+                .iter()
+                .any(|e| (e.start as usize) <= r.end_byte && r.start_byte <= e.end as usize)
+        }) || errors
+            .iter()
+            .any(|e| (e.start as usize) <= edit.new_end_byte && edit.start_byte <= e.end as usize);
+        if touched {
+            let fresh = with_parser(|p| p.parse(&text, None))?;
+            return Some((lower_tree(&text, fresh, None), text));
+        }
+    }
     let reuse = reuse::Reuse::new(model, pieces, &edit);
     Some((lower_tree(&text, tree, Some(reuse)), text))
 }
