@@ -200,6 +200,33 @@ pub struct Decl {
     pub span: Span,
 }
 
+impl Decl {
+    /// A plain local variable: no memory-space qualifier, not extern, const or a reference.
+    pub fn local(
+        name: String,
+        name_span: Span,
+        ty: TypeRef,
+        dims: Vec<Dim>,
+        init: Option<Expr>,
+        span: Span,
+    ) -> Decl {
+        Decl {
+            name,
+            name_span,
+            ty,
+            dims,
+            init,
+            shared: false,
+            constant: false,
+            device: false,
+            is_extern: false,
+            is_const: false,
+            is_reference: false,
+            span,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     Decl(Box<Decl>),

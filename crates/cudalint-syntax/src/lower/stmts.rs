@@ -56,19 +56,8 @@ impl<'s> Lowerer<'s> {
                     span: at,
                 }
             });
-        let decl = |name: String, name_span: Span, ty: TypeRef, init: Expr| Decl {
-            name,
-            name_span,
-            ty,
-            dims: Vec::new(),
-            init: Some(init),
-            shared: false,
-            constant: false,
-            device: false,
-            is_extern: false,
-            is_const: false,
-            is_reference: false,
-            span: span(n),
+        let decl = |name: String, name_span: Span, ty: TypeRef, init: Expr| {
+            Decl::local(name, name_span, ty, Vec::new(), Some(init), span(n))
         };
         let mut ty = self.type_of(t, Some(n));
         ty.pointer_depth += ptr;
@@ -135,20 +124,14 @@ impl<'s> Lowerer<'s> {
                 let Some(name_node) = name_node else { continue };
                 let mut ty = base.clone();
                 ty.pointer_depth += ptr;
-                out.push(Stmt::Decl(Box::new(Decl {
-                    name: self.text(name_node).to_string(),
-                    name_span: span(name_node),
+                out.push(Stmt::Decl(Box::new(Decl::local(
+                    self.text(name_node).to_string(),
+                    span(name_node),
                     ty,
                     dims,
-                    init: None,
-                    shared: false,
-                    constant: false,
-                    device: false,
-                    is_extern: false,
-                    is_const: false,
-                    is_reference: false,
-                    span: span(f),
-                })));
+                    None,
+                    span(f),
+                ))));
             }
         }
         out
