@@ -501,7 +501,11 @@ def run_compare(args):
         if k not in seen:
             seen.add(k)
             uniq.append(a)
-    accesses = uniq
+    # a file nvcc could not compile, and no compiled file includes, has no sites: its accesses
+    # (in a kernel named as one compiled elsewhere in the unit) would all be phantoms
+    site_files = {k[0] for k in sites}
+    did_not_compile = {real(f) for f, _ in failed} - site_files
+    accesses = [a for a in uniq if a["file"] not in did_not_compile]
     covered, uncovered, phantoms, priced, width_ok, width_bad = match(sites, accesses, kernels)
     reasons = defaultdict(int)
     for key, s in uncovered.items():
