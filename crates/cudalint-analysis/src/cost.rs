@@ -249,7 +249,7 @@ fn eval_sample(
         }
         Err(e) => return Err(e),
     };
-    let (mut cost, ideal) = match a.space {
+    let (mut cost, mut ideal) = match a.space {
         Space::Shared => wavefronts(
             &addrs,
             &active,
@@ -259,6 +259,14 @@ fn eval_sample(
         ),
         _ => sectors(&addrs, &active, bytes, &shape.target),
     };
+    // a 16-byte copy with lanes of the warp switched off reads one sector more than its
+    // lines hold (tools/measure/probes/ldgsts_partial.cu on an H100: 8 lanes over one whole
+    // line 5, 16 lanes over two 9, 2 lanes over 32 bytes 2; 4- and 8-byte copies do not), and
+    // ncu counts it in the ideal too: no waste, the instruction's own cost
+    if a.copy_source && bytes >= 16 && cost > 0.0 && active.iter().any(|on| !on) {
+        cost += 1.0;
+        ideal += 1.0;
+    }
     if let Some(source) = &a.copied_from {
         if let Ok(from) = ws.eval(source) {
             cost = cost.max(copy_wavefronts(&from, &active, bytes));
@@ -274,33 +282,52 @@ fn eval_sample(
 }
 
 /// The shared side of an asynchronous copy (`LDGSTS`) follows its global side, as measured
-/// on an H100 (tools/measure/probes/ldgsts.cu; consecutive destinations): 4- and 8-byte
-/// copies take one wavefront per 128-byte line of global memory their sources touch (4 bytes
-/// from 4, 8, 32, 128 bytes apart: 1, 2, 8, 32; 8 bytes from 8 and 32 apart: 2, 8); 16-byte
-/// copies one per line when every line they touch is read whole (from 16 apart: 4), else one
-/// per lane (from 32, 64, 128 apart: 32). Where the destinations conflict, the worse of this
-/// and the store's own wavefronts is taken (not measured).
+/// on an H100 (tools/measure/probes/ldgsts.cu and ldgsts_partial.cu; consecutive
+/// destinations). 4- and 8-byte copies take one wavefront per 128-byte line of global memory
+/// their sources touch (4 bytes from 4, 8, 32, 128 bytes apart: 1, 2, 8, 32; 8 bytes from 8
+/// and 32 apart: 2, 8; 8 bytes, halves of 4 lines: 4; 8 lanes of 4 or 8 bytes: 1).
+/// 16-byte copies take one per run of consecutive lanes whose sources follow each other
+/// within one line, in either direction: whole lines 4 (reversed within the line too), first
+/// or second halves of 8 lines 8, 32 bytes of 16 lines 16, a lane every 32 bytes 32, lines
+/// dealt out lane by lane (`(l % 4) * 128 + (l / 4) * 16`) 32; and one more when some lanes
+/// of the warp are off (16 lanes over 2 whole lines 3, 8 lanes over one line 2, 8 lanes over
+/// halves of 2 lines 3, 4 lanes over 4 lines 5, 16 lanes a lane every 32 bytes 17). Where the
+/// destinations conflict, the worse of this and the store's own wavefronts is taken (not
+/// measured).
 fn copy_wavefronts(from: &Lanes, active: &[bool; WARP], bytes: i64) -> f64 {
-    let mut lines: std::collections::BTreeMap<i64, i64> = std::collections::BTreeMap::new();
-    let mut lanes = 0;
-    for l in (0..WARP).filter(|&l| active[l]) {
-        lanes += 1;
-        let (start, end) = (from[l], from[l] + bytes);
-        let mut at = start;
-        while at < end {
-            let line = at.div_euclid(128);
-            let upto = end.min((line + 1) * 128);
-            *lines.entry(line).or_default() += upto - at;
-            at = upto;
+    let lanes = (0..WARP).filter(|&l| active[l]);
+    if bytes < 16 {
+        let mut lines: Vec<i64> = Vec::with_capacity(WARP);
+        for l in lanes {
+            let (start, end) = (from[l], from[l] + bytes.max(1) - 1);
+            lines.extend((start.div_euclid(128)..=end.div_euclid(128)).take(WARP));
         }
+        lines.sort_unstable();
+        lines.dedup();
+        return lines.len() as f64;
     }
-    // lanes reading the same bytes count them twice: a full line is one read whole at least
-    let whole = lines.values().all(|&b| b >= 128);
-    if bytes >= 16 && !whole {
-        lanes as f64
-    } else {
-        lines.len() as f64
+    let mut runs = 0;
+    let mut prev: Option<i64> = None;
+    let mut step = 0;
+    for l in lanes {
+        let at = from[l];
+        let follows = prev.is_some_and(|p| {
+            let d = at - p;
+            p.div_euclid(128) == at.div_euclid(128) && d.abs() == bytes && (step == 0 || d == step)
+        });
+        if follows {
+            step = at - prev.unwrap_or(at);
+        } else {
+            runs += 1;
+            step = 0;
+        }
+        prev = Some(at);
     }
+    let partial = active.iter().any(|a| !a);
+    if runs > 0 && partial {
+        runs += 1;
+    }
+    runs as f64
 }
 
 pub fn evaluate_addr(
@@ -771,6 +798,43 @@ mod tests {
                 copy_wavefronts(&from, &[true; WARP], bytes),
                 wavefronts,
                 "{bytes} bytes from {stride} apart"
+            );
+        }
+    }
+
+    #[test]
+    fn partly_read_lines_and_lanes_switched_off_as_measured() {
+        // tools/measure/probes/ldgsts_partial.cu on an H100: (bytes a lane, lanes on, the
+        // source offset of lane l, shared wavefronts per request measured)
+        type Src = fn(i64) -> i64;
+        let measured: [(i64, usize, Src, f64); 19] = [
+            (16, 32, |l| l * 16, 4.0),
+            (16, 16, |l| l * 16, 3.0),
+            (16, 8, |l| l * 16, 2.0),
+            (16, 4, |l| l * 16, 2.0),
+            (16, 8, |l| (l / 4) * 1024 + (l % 4) * 16, 3.0),
+            (16, 32, |l| (l / 4) * 256 + (l % 4) * 16, 8.0),
+            (16, 32, |l| (l / 2) * 128 + (l % 2) * 16, 16.0),
+            (16, 32, |l| l * 32, 32.0),
+            (16, 16, |l| l * 32, 17.0),
+            (16, 32, |l| (l / 8) * 128 + (7 - l % 8) * 16, 4.0),
+            (16, 32, |l| (l % 4) * 128 + (l / 4) * 16, 32.0),
+            (16, 8, |l| l * 16 + 64, 3.0),
+            (16, 32, |l| (l / 4) * 128 + (l % 4) * 16 + 64, 8.0),
+            (16, 4, |l| l * 128, 5.0),
+            (16, 2, |l| l * 16, 2.0),
+            (16, 16, |l| (l / 2) * 128 + (l % 2) * 16, 9.0),
+            (8, 32, |l| (l / 8) * 256 + (l % 8) * 8, 4.0),
+            (8, 8, |l| l * 8, 1.0),
+            (4, 8, |l| l * 4, 1.0),
+        ];
+        for (k, (bytes, on, src, wavefronts)) in measured.into_iter().enumerate() {
+            let from: Lanes = std::array::from_fn(|l| src(l as i64));
+            let active: [bool; WARP] = std::array::from_fn(|l| l < on);
+            assert_eq!(
+                copy_wavefronts(&from, &active, bytes),
+                wavefronts,
+                "probe case {k}: {bytes} bytes, {on} lanes"
             );
         }
     }

@@ -1,7 +1,7 @@
 //! Evaluates a symbolic value for the 32 lanes of one warp at one sample of the uniform
 //! values (which warp of the block, which block, which loop iteration).
 
-use crate::sym::{apply_const, Op, Sym, SymKind, UnaryOp, Var};
+use crate::sym::{apply_const, Op, Sym, SymKind, Var};
 
 pub const WARP: usize = 32;
 pub type Lanes = [i64; WARP];
@@ -106,11 +106,7 @@ impl<'a> WarpSample<'a> {
             SymKind::Un(op, a) => {
                 self.eval_into(a, out)?;
                 for x in out.iter_mut() {
-                    *x = match op {
-                        UnaryOp::Neg => x.wrapping_neg(),
-                        UnaryOp::Not => (*x == 0) as i64,
-                        UnaryOp::BitNot => !*x,
-                    };
+                    *x = op.apply(*x);
                 }
             }
             SymKind::Bin(op, a, b) => {

@@ -28,6 +28,33 @@ pub enum UnaryOp {
     Neg,
     Not,
     BitNot,
+    /// `__clz` and `__clzll`: leading zeros of the 32- or 64-bit value
+    Clz(u8),
+    /// `__popc`, `__popcll`
+    Popc(u8),
+    /// `__ffs`, `__ffsll`: 1 + the lowest set bit's position, 0 for 0
+    Ffs(u8),
+    /// `__brev`, `__brevll`
+    Brev(u8),
+}
+
+impl UnaryOp {
+    pub fn apply(self, v: i64) -> i64 {
+        let bits = |w: u8| if w == 32 { v as u32 as u64 } else { v as u64 };
+        match self {
+            UnaryOp::Neg => v.wrapping_neg(),
+            UnaryOp::Not => (v == 0) as i64,
+            UnaryOp::BitNot => !v,
+            UnaryOp::Clz(w) => (bits(w).leading_zeros() - (64 - w as u32)) as i64,
+            UnaryOp::Popc(w) => bits(w).count_ones() as i64,
+            UnaryOp::Ffs(w) => match bits(w) {
+                0 => 0,
+                x => x.trailing_zeros() as i64 + 1,
+            },
+            UnaryOp::Brev(32) => (v as u32).reverse_bits() as i64,
+            UnaryOp::Brev(_) => (v as u64).reverse_bits() as i64,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -324,11 +351,7 @@ pub fn un(op: UnaryOp, a: Sym) -> Sym {
         return a;
     }
     if let Some(v) = a.as_const() {
-        return konst(match op {
-            UnaryOp::Neg => v.wrapping_neg(),
-            UnaryOp::Not => (v == 0) as i64,
-            UnaryOp::BitNot => !v,
-        });
+        return konst(op.apply(v));
     }
     node(SymKind::Un(op, a))
 }

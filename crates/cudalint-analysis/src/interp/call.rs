@@ -4,13 +4,13 @@
 //! `SharedMemory<T>()`. Cooperative groups and warp intrinsics are `groups.rs`.
 
 use super::{
-    expr::cast_int,
+    expr::{cast_int, is_this},
     groups::warp_intrinsic,
     place::{index_of, strip_addr},
-    AccessOp, Frame, InlineSite, KernelRun, Loc, Ptr, Space, TArg, Val, LOCAL_OBJECT,
-    MAX_CALL_DEPTH,
+    AccessOp, Frame, InlineSite, KernelRun, Loc, Place, Ptr, Returns, Space, TArg, Val,
+    LOCAL_OBJECT, MAX_CALL_DEPTH,
 };
-use crate::sym::{self, Op, Var};
+use crate::sym::{self, Op, Sym, Var};
 use crate::types;
 use cudalint_syntax::{Expr, ExprKind, FnKind, Function, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
@@ -95,7 +95,15 @@ impl KernelRun<'_> {
         if let Some(v) = self.functional_cast(callee, targs, args) {
             return v;
         }
-        let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+        let refs = self.argument_places(name, args);
+        let argv: Vec<Val> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match refs.get(i).and_then(|p| p.as_ref()) {
+                Some(p) => self.loaded_value(p),
+                None => self.rvalue(a),
+            })
+            .collect();
         if let Some(v) = self.cooperative_groups(name, targs, span) {
             return v;
         }
@@ -112,7 +120,10 @@ impl KernelRun<'_> {
             };
             return self.expand_macro(params, body, argv, (file, span));
         }
-        let argv = match self.device_call(callee, name, targs, argv, span) {
+        self.next_refs = refs;
+        let called = self.device_call(callee, name, targs, argv, span);
+        self.next_refs.clear();
+        let argv = match called {
             Ok(v) => return v,
             Err(argv) => argv,
         };
@@ -136,6 +147,67 @@ impl KernelRun<'_> {
         // holds in registers alone
         if argv.iter().any(|v| matches!(v, Val::Ptr(_))) {
             self.in_registers.clear();
+        }
+        // `frexp((float)n, &e)`, `sincosf(x, &s, &c)`: a local passed by address is what the
+        // call made it; for frexp of an integer that is its bit length
+        for (i, a) in args.iter().enumerate() {
+            let mut a = a;
+            while let ExprKind::Cast { arg, .. } = &a.kind {
+                a = arg;
+            }
+            let ExprKind::Unary {
+                op: cudalint_syntax::UnOp::AddrOf,
+                arg,
+            } = &a.kind
+            else {
+                continue;
+            };
+            // `cudaMalloc((void**)&d_ptr_, n)` in a member function, `&buf.ptr`: the member
+            // is what the call made it, no longer what the object was built with
+            let set_by = || Val::Unknown(format!("set by `{name}`").into());
+            match &arg.kind {
+                ExprKind::Ident(m) if self.lookup_local(m).is_none() => {
+                    self.assign_member(m, set_by());
+                    continue;
+                }
+                ExprKind::Field {
+                    base, field, arrow, ..
+                } => {
+                    if is_this(base) {
+                        self.assign_member(field, set_by());
+                    } else if !*arrow {
+                        self.assign_object_field(base, field, set_by());
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let ExprKind::Ident(local) = &arg.kind else {
+                continue;
+            };
+            if !matches!(
+                self.lookup_local(local),
+                Some(Val::Int(_) | Val::Unknown(_))
+            ) {
+                continue;
+            }
+            // the integer a float was made of (`(float)n`)
+            let whole = match args.first().map(|a| &a.kind) {
+                Some(ExprKind::Cast { arg, .. }) => self.pure_rvalue(arg),
+                _ => argv
+                    .first()
+                    .cloned()
+                    .unwrap_or(Val::Unknown("no argument".into())),
+            };
+            let set = match (name, i, whole) {
+                ("frexp" | "frexpf", 1, Val::Int(n)) => Val::Int(sym::add(
+                    sym::konst(32),
+                    sym::un(sym::UnaryOp::Neg, sym::un(sym::UnaryOp::Clz(32), n.clone())),
+                )),
+                // a value the program learns at run time (`cudaDeviceGetAttribute(&n, ...)`)
+                _ => Val::Int(self.runtime_var(&format!("{local} set by `{name}`"), None)),
+            };
+            self.assign_local(local, set);
         }
         Val::Unknown(format!("result of `{name}`").into())
     }
@@ -191,7 +263,10 @@ impl KernelRun<'_> {
                 self.site_override = saved;
                 match op {
                     AccessOp::Load if place.ptr.space == Space::Global => {
-                        source = Some(place.ptr.offset.clone())
+                        source = Some(place.ptr.offset.clone());
+                        for a in &mut self.accesses[before..] {
+                            a.copy_source = true;
+                        }
                     }
                     AccessOp::Store => {
                         for a in &mut self.accesses[before..] {
@@ -239,14 +314,30 @@ impl KernelRun<'_> {
             | "__threadfence_block"
             | "printf"
             | "assert" => {
-                // other threads' writes become visible: nothing is known to be in registers
-                self.in_registers.clear();
+                // the arguments are read first; then other threads' writes become visible (or
+                // printf's own), so nothing is known to be in registers
                 for a in args {
                     self.rvalue(a);
                 }
+                self.in_registers.clear();
                 Val::Unknown("void".into())
             }
             "__lane_id" | "laneid" => Val::Int(sym::var(Var::LaneId)),
+            // bit intrinsics are exact functions of their argument, lane by lane
+            "__clz" | "__clzll" | "__popc" | "__popcll" | "__ffs" | "__ffsll" | "__brev"
+            | "__brevll"
+                if args.len() == 1 =>
+            {
+                let w = if name.ends_with("ll") { 64 } else { 32 };
+                let op = match name.trim_start_matches("__").trim_end_matches("ll") {
+                    "clz" => sym::UnaryOp::Clz(w),
+                    "popc" => sym::UnaryOp::Popc(w),
+                    "ffs" => sym::UnaryOp::Ffs(w),
+                    _ => sym::UnaryOp::Brev(w),
+                };
+                let a = self.rvalue(&args[0]).sym();
+                Val::Int(sym::un(op, a))
+            }
             "__builtin_assume_aligned" if !args.is_empty() => {
                 for a in &args[1..] {
                     self.rvalue(a);
@@ -255,6 +346,48 @@ impl KernelRun<'_> {
             }
             _ => return None,
         })
+    }
+
+    /// The memory places a call's arguments designate (`s_key[pos]`, `p->x`, a reference
+    /// parameter passed on) where a function of that name takes the parameter by (non-const)
+    /// reference: the parameter is that place, read and written where the callee uses it.
+    /// Evaluating a place records the loads its indices need, not the element's own.
+    fn argument_places(&mut self, name: &str, args: &[Expr]) -> Vec<Option<Place>> {
+        let by_reference: Vec<bool> = (0..args.len())
+            .map(|i| {
+                self.project
+                    .device_functions(name, args.len(), self.file())
+                    .iter()
+                    .any(|(_, f)| {
+                        f.params
+                            .get(i)
+                            .is_some_and(|p| p.is_reference && !p.ty.is_const)
+                    })
+            })
+            .collect();
+        if !by_reference.contains(&true) {
+            return Vec::new();
+        }
+        args.iter()
+            .zip(by_reference)
+            .map(|(a, by_ref)| {
+                if !by_ref {
+                    return None;
+                }
+                match &a.kind {
+                    ExprKind::Ident(n) => self.reference_place(n),
+                    ExprKind::Index { .. }
+                    | ExprKind::Field { .. }
+                    | ExprKind::Unary {
+                        op: cudalint_syntax::UnOp::Deref,
+                        ..
+                    } => self.place(a).filter(|p| {
+                        !p.subarray && matches!(p.ptr.space, Space::Global | Space::Shared)
+                    }),
+                    _ => None,
+                }
+            })
+            .collect()
     }
 
     /// A functional cast, `int64_t(i) * ne00` (llama.cpp): the argument, converted.
@@ -361,12 +494,22 @@ impl KernelRun<'_> {
             scope_base: self.scopes.len(),
             file: fi,
             ret: None,
+            returns: Returns::default(),
+            refs: Vec::new(),
             template,
             owner: member_of,
             this,
         });
         self.scopes.push(Vec::new());
         let given = argv.len();
+        let places = std::mem::take(&mut self.next_refs);
+        for (p, place) in f.params.iter().zip(places) {
+            if let (true, false, Some(place)) = (p.is_reference, p.ty.is_const, place) {
+                if let Some(fr) = self.frames.last_mut() {
+                    fr.refs.push((p.name.as_str().into(), place));
+                }
+            }
+        }
         for (p, v) in f.params.iter().zip(argv) {
             let v = match v {
                 Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
@@ -404,17 +547,27 @@ impl KernelRun<'_> {
             callee: name.to_string(),
         });
         let site_override = self.site_override.take();
+        let mask = self.mask.clone();
         if let Some(body) = &f.body {
             self.stmts(body);
         }
+        self.mask = mask;
         self.site_override = site_override;
         self.call_sites.pop();
-        let frame = self.frames.pop();
-        self.scopes
-            .truncate(frame.as_ref().map(|f| f.scope_base).unwrap_or(0));
+        let Some(frame) = self.frames.pop() else {
+            return Ok(Val::Unknown(format!("`{name}` returns no value").into()));
+        };
+        self.scopes.truncate(frame.scope_base);
+        let last = frame
+            .ret
+            .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into()));
+        // the early returns first: each holds where its condition does
         Ok(frame
-            .and_then(|f| f.ret)
-            .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into())))
+            .returns
+            .early
+            .into_iter()
+            .rev()
+            .fold(last, |rest, (c, v)| select_val(c, v, rest)))
     }
 
     /// The template bindings of a called function: for a member function, the struct's
@@ -550,6 +703,12 @@ impl KernelRun<'_> {
         };
         let object = object.trim();
         let value = self.lookup(object, span);
+        // `acc.data()` on a `std::array` local: the array itself
+        if let Val::Ptr(p) = &value {
+            if p.space == Space::Local && p.decl.is_some() && matches!(method, "data" | "begin") {
+                return Ok(value);
+            }
+        }
         let mut this = None;
         let ty = match value {
             Val::Aggregate { ty, .. } if ty.pointer_depth == 0 => ty.name,
@@ -707,5 +866,21 @@ fn memory_intrinsic(name: &str) -> Option<AccessOp> {
         "__nv_atomic_store_n" | "__nv_atomic_store" => Some(AccessOp::Store),
         n if n.starts_with("__nv_atomic_") => Some(AccessOp::Atomic),
         _ => None,
+    }
+}
+
+/// `c ? a : b` of two values: per lane for numbers, and for pointers into the same array.
+fn select_val(c: Sym, a: Val, b: Val) -> Val {
+    match (a, b) {
+        (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
+        (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
+            p.offset = sym::select(c, p.offset, q.offset);
+            p.path = None;
+            Val::Ptr(p)
+        }
+        // a function that returns no value on its last path (`void`, or falls off the end)
+        (a, Val::Unknown(r)) if &*r == "void" || r.ends_with("returns no value") => a,
+        (Val::Unknown(r), _) | (_, Val::Unknown(r)) => Val::Unknown(r),
+        _ => Val::Unknown("a value that differs between a function's returns".into()),
     }
 }

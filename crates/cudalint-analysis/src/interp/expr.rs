@@ -34,12 +34,22 @@ impl KernelRun<'_> {
             ExprKind::Bool(b) => Val::Int(sym::konst(*b as i64)),
             ExprKind::Float => Val::Unknown("floating-point value".into()),
             ExprKind::Str => Val::Unknown("string".into()),
-            ExprKind::Ident(name) => self.lookup(name, e.span),
+            ExprKind::Ident(name) => {
+                // a reference parameter bound to memory is read there (once, while this
+                // thread holds it)
+                if let Some(place) = self.reference_place(name) {
+                    self.record(&place, e.span, super::AccessOp::Load, None);
+                }
+                self.lookup(name, e.span)
+            }
             ExprKind::Field { base, field, arrow } => {
                 if let (true, Some(v)) = (is_this(base), self.this_field(field)) {
                     return v;
                 }
                 if !*arrow {
+                    if let Some(v) = self.object_field(base, field) {
+                        return v;
+                    }
                     if let Some(v) = self.value_field(base, field) {
                         return v;
                     }
@@ -147,7 +157,11 @@ impl KernelRun<'_> {
         match op {
             UnOp::AddrOf => match self.place(arg) {
                 Some(p) => Val::Ptr(p.ptr),
-                None => Val::Unknown("address of a local variable".into()),
+                None => match self.whole_array(arg) {
+                    // `(T*)&smem`: the address of an array is the address of its first element
+                    Some(p) => Val::Ptr(p),
+                    None => Val::Unknown("address of a local variable".into()),
+                },
             },
             UnOp::Neg => Val::Int(sym::un(UnaryOp::Neg, self.rvalue(arg).sym())),
             UnOp::Plus => self.rvalue(arg),
@@ -167,6 +181,23 @@ impl KernelRun<'_> {
                 )
             }
             UnOp::Deref => unreachable_val(),
+        }
+    }
+
+    /// An array named by itself (`extern __shared__ T smem[]`, `float buf[8]`), as declared.
+    fn whole_array(&self, e: &Expr) -> Option<Ptr> {
+        let ExprKind::Ident(name) = &e.kind else {
+            return None;
+        };
+        match self.lookup_local(name)? {
+            Val::Ptr(p)
+                if p.decl.is_some()
+                    && &*p.base == name.as_str()
+                    && p.offset.as_const() == Some(0) =>
+            {
+                Some(p.clone())
+            }
+            _ => None,
         }
     }
 
@@ -199,7 +230,13 @@ impl KernelRun<'_> {
     fn cast(&mut self, ty: &TypeRef, arg: &Expr) -> Val {
         let ty = self.resolve_type(ty);
         let kept = self.integer_bytes(&ty);
-        let v = self.rvalue_narrowed(arg, kept);
+        let v = if ty.pointer_depth > 0 {
+            // `reinterpret_cast<half2*>(x)` of a parameter the launch passed 0 for is still
+            // the array an unguarded access reaches
+            self.pointer_value(arg)
+        } else {
+            self.rvalue_narrowed(arg, kept)
+        };
         match v {
             Val::Ptr(mut p) if ty.pointer_depth > 0 => {
                 let mut elem = ty;

@@ -3,7 +3,7 @@
 //! arguments, which `run_kernel` then binds.
 
 use super::names::split_template;
-use super::{Bindings, Frame, KernelRun, Ptr, TArg, Val};
+use super::{Bindings, Frame, KernelRun, Ptr, Returns, TArg, Val};
 use cudalint_syntax::{Expr, ExprKind, Function, Span, Stmt, TemplateArg};
 
 /// Calls of a templated host function looked at for its instantiations.
@@ -110,6 +110,8 @@ impl KernelRun<'_> {
             scope_base: base,
             file: cfile,
             ret: None,
+            returns: Returns::default(),
+            refs: Vec::new(),
             template: caller_template,
             owner: None,
             this: None,
@@ -166,6 +168,8 @@ impl KernelRun<'_> {
             scope_base: 0,
             file,
             ret: None,
+            returns: Returns::default(),
+            refs: Vec::new(),
             template,
             owner: None,
             this: None,

@@ -27,7 +27,7 @@ use crate::project::Project;
 use crate::sym::{self, Sym, Var};
 use crate::types::{self, Layout};
 use crate::Options;
-use cudalint_syntax::{FileModel, Function, Span, TemplateArg, TypeRef};
+use cudalint_syntax::{Expr, ExprKind, FileModel, Function, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, PartialOrd, Ord)]
@@ -136,6 +136,8 @@ pub struct RawAccess {
     /// The shared store of an asynchronous copy (`__pipeline_memcpy_async`, `LDGSTS`): the
     /// byte offset its data is read from in global memory, whose layout its cost follows.
     pub copied_from: Option<Sym>,
+    /// The global load of an asynchronous copy.
+    pub copy_source: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -212,6 +214,7 @@ impl Val {
     }
 }
 
+#[derive(Clone)]
 struct Place {
     ptr: Ptr,
     /// The place is a row of a multi-dimensional array, not an element: it decays, no access.
@@ -242,6 +245,24 @@ struct Frame {
     /// The local object a member function (or constructor) runs on, a key of `fields`: the
     /// names of its members are that object's.
     this: Option<usize>,
+    /// Returns taken under a condition the analysis cannot decide.
+    returns: Returns,
+    /// Reference parameters bound to a place in memory (`Comparator(s_key[pos], ...)` with
+    /// `uint& keyA`): assigning one stores there.
+    refs: Vec<(Rc<str>, Place)>,
+}
+
+/// `if (n == 0) return 1; ... return n * 2;` in an inlined function: the lanes that take an
+/// early return leave it, the others run on, and the call's value is a per-lane select.
+#[derive(Default)]
+struct Returns {
+    /// Each early return's condition (all the undecided branches around it) and value, in
+    /// the order they were met.
+    early: Vec<(Sym, Val)>,
+    /// The undecided branch conditions the current statement runs under; None: none.
+    path: Option<Sym>,
+    /// The current branch returned: its remaining statements do not run.
+    cut: bool,
 }
 
 pub struct KernelRun<'p> {
@@ -259,6 +280,8 @@ pub struct KernelRun<'p> {
     fields: Vec<(usize, Rc<str>, Val)>,
     /// The object the next inlined call runs on (set by a member call or a constructor).
     next_this: Option<usize>,
+    /// The places the next inlined call's arguments designate, where they designate one.
+    next_refs: Vec<Option<Place>>,
     frames: Vec<Frame>,
     mask: Sym,
     loop_stack: Vec<u32>,
@@ -323,6 +346,7 @@ impl<'p> KernelRun<'p> {
             objects: Vec::new(),
             fields: Vec::new(),
             next_this: None,
+            next_refs: Vec::new(),
             null_at_launch: Vec::new(),
             branch: 0,
             branches: 0,
@@ -354,6 +378,8 @@ impl<'p> KernelRun<'p> {
             scope_base: self.scopes.len(),
             file,
             ret: None,
+            returns: Returns::default(),
+            refs: Vec::new(),
             template,
             owner: None,
             this: None,
@@ -548,16 +574,82 @@ impl<'p> KernelRun<'p> {
     fn this_member(&self, name: &str) -> Option<(usize, bool, TypeRef)> {
         let frame = self.frames.last()?;
         let key = frame.this?;
-        let (def, _) = self.struct_instance(frame.owner.as_deref()?)?;
-        let field = self
+        let (array, ty, _) = self.member_of(frame.owner.as_deref()?, name)?;
+        Some((key, array, ty))
+    }
+
+    /// Member `name` of the struct (or union) `full` names: whether it is an array, its type,
+    /// and whether the struct is a union.
+    fn member_of(&self, full: &str, name: &str) -> Option<(bool, TypeRef, bool)> {
+        let (def, _) = self.struct_instance(full)?;
+        let s = self
             .types()
             .iter()
             .flat_map(|f| f.structs.iter())
-            .find(|s| s.name == def)?
+            .find(|s| s.name == def)?;
+        let field = s.fields.iter().find(|f| f.name == name)?;
+        Some((field.array_len.is_some(), field.ty.clone(), s.is_union))
+    }
+
+    /// `s.field` where `s` is a local object (`bt ran; ran.data = ...`): the object's key and
+    /// the member's kind as `member_of` gives it.
+    fn object_member(&mut self, base: &Expr, name: &str) -> Option<(usize, bool, TypeRef, bool)> {
+        let ExprKind::Ident(obj) = &base.kind else {
+            return None;
+        };
+        let v = self.lookup_local(obj)?.clone();
+        let (ty, key) = self.local_object(&v)?;
+        let full = self.instantiate_type(&ty).name;
+        let (array, fty, union) = self.member_of(&full, name)?;
+        Some((key, array, fty, union))
+    }
+
+    /// What a member of a local object holds: an array member is the object's own local
+    /// array, any other what was last stored to it.
+    fn object_field(&mut self, base: &Expr, name: &str) -> Option<Val> {
+        let (key, array, ty, _) = self.object_member(base, name)?;
+        if array {
+            let ExprKind::Ident(obj) = &base.kind else {
+                return None;
+            };
+            let mut p = Ptr::global(
+                format!("{obj}.{name}").as_str(),
+                self.resolve_type(&ty),
+                None,
+            );
+            p.space = Space::Local;
+            return Some(Val::Ptr(p));
+        }
+        Some(
+            self.fields
+                .iter()
+                .rev()
+                .find(|(k, n, _)| *k == key && &**n == name)
+                .map(|(_, _, v)| v.clone())
+                .unwrap_or_else(|| {
+                    Val::Unknown(format!("member `{name}` read before it is set").into())
+                }),
+        )
+    }
+
+    /// `s.field = v` on a local object; a union's other members no longer hold a value.
+    fn assign_object_field(&mut self, base: &Expr, name: &str, v: Val) -> bool {
+        let Some((key, false, _, union)) = self.object_member(base, name) else {
+            return false;
+        };
+        if union {
+            self.fields.retain(|(k, n, _)| *k != key || &**n == name);
+        }
+        match self
             .fields
-            .iter()
-            .find(|f| f.name == name)?;
-        Some((key, field.array_len.is_some(), field.ty.clone()))
+            .iter_mut()
+            .rev()
+            .find(|(k, n, _)| *k == key && &**n == name)
+        {
+            Some(slot) => slot.2 = v,
+            None => self.fields.push((key, name.into(), v)),
+        }
+        true
     }
 
     /// A member of the object the current member function runs on: an array member is the

@@ -2,7 +2,7 @@
 //! file-scope declarations, object-like macros and `-D` values, and static members of
 //! (template) structs through their typedefs and partial specializations. Calls are `call.rs`.
 
-use super::{is_vector_type, Frame, KernelRun, TArg, Val, MAX_CALL_DEPTH};
+use super::{is_vector_type, Frame, KernelRun, Returns, TArg, Val, MAX_CALL_DEPTH};
 use crate::sym::{self, Var};
 use crate::types;
 use cudalint_syntax::{Decl, Span, TemplateArg, TypeRef};
@@ -142,6 +142,8 @@ impl KernelRun<'_> {
             scope_base: self.scopes.len(),
             file,
             ret: None,
+            returns: Returns::default(),
+            refs: Vec::new(),
             template,
             owner: Some(full.clone()),
             this: None,

@@ -132,7 +132,7 @@ impl KernelRun<'_> {
     /// What `e` points to when it is dereferenced: its value, or for a parameter the launch
     /// passed a null pointer for, the pointer it stands for (an unguarded access through it
     /// is priced; guards on it were decided when it was 0).
-    fn pointer_value(&mut self, e: &Expr) -> Val {
+    pub(super) fn pointer_value(&mut self, e: &Expr) -> Val {
         let v = self.rvalue(e);
         if let (Val::Int(s), ExprKind::Ident(name)) = (&v, &e.kind) {
             if s.as_const() == Some(0) {
@@ -310,6 +310,7 @@ impl KernelRun<'_> {
                 branch: self.branch,
                 narrowed_from: narrowed.map(|_| place.bytes),
                 copied_from: None,
+                copy_source: false,
             });
         }
     }
@@ -396,6 +397,9 @@ impl KernelRun<'_> {
             arrow: false,
         } = &lhs.kind
         {
+            if self.assign_object_field(base, field, v.clone()) {
+                return;
+            }
             if let ExprKind::Ident(name) = &base.kind {
                 if let Some(Val::Vector(c)) = self.lookup_local(name).cloned() {
                     if let Some(k) = ["x", "y", "z", "w"].iter().position(|f| f == field) {
@@ -421,6 +425,10 @@ impl KernelRun<'_> {
         }
         match &lhs.kind {
             ExprKind::Ident(name) => {
+                // a reference parameter bound to memory: the store is to that place
+                if let Some(place) = self.reference_place(name) {
+                    self.record(&place, lhs.span, AccessOp::Store, None);
+                }
                 if !self.assign_local(name, v.clone()) {
                     // No local of that name: a declaration the parser misread as an expression
                     // (`cg::thread_block_tile<16> t = ...` parses as `(a < 16) > (t = ...)`
@@ -437,8 +445,48 @@ impl KernelRun<'_> {
         }
     }
 
+    /// The place a reference parameter of the current function is bound to.
+    pub(super) fn reference_place(&self, name: &str) -> Option<Place> {
+        let frame = self.frames.last()?;
+        // a local of the same name declared in the function hides the parameter
+        let base = frame.scope_base;
+        let shadowed = self.scopes[(base + 1).min(self.scopes.len())..]
+            .iter()
+            .any(|s| s.iter().any(|(n, _)| &**n == name));
+        if shadowed {
+            return None;
+        }
+        frame
+            .refs
+            .iter()
+            .rev()
+            .find(|(n, _)| &**n == name)
+            .map(|(_, p)| p.clone())
+    }
+
     /// `x op= v`, `x++`: a read and a write of the same place.
     pub(super) fn update(&mut self, lhs: &Expr, op: BinOp, v: Val, post: bool) -> Val {
+        if let ExprKind::Ident(name) = &lhs.kind {
+            if let Some(place) = self.reference_place(name) {
+                self.record(&place, lhs.span, AccessOp::Load, None);
+                self.record(&place, lhs.span, AccessOp::Store, None);
+            }
+        }
+        if let ExprKind::Field {
+            base,
+            field,
+            arrow: false,
+        } = &lhs.kind
+        {
+            if let Some(old) = self
+                .object_field(base, field)
+                .filter(|o| !matches!(o, Val::Ptr(_)))
+            {
+                let new = self.arith(op, old.clone(), v);
+                self.assign_object_field(base, field, new.clone());
+                return if post { old } else { new };
+            }
+        }
         match &lhs.kind {
             ExprKind::Ident(name) => {
                 let old = self.lookup(name, lhs.span);

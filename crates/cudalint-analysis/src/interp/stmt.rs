@@ -38,7 +38,12 @@ impl KernelRun<'_> {
                 self.stmt(&body[i]);
                 i += 1;
             }
-            if self.frames.last().is_some_and(|f| f.ret.is_some()) && self.frames.len() > 1 {
+            if self.frames.len() > 1
+                && self
+                    .frames
+                    .last()
+                    .is_some_and(|f| f.ret.is_some() || f.returns.cut)
+            {
                 break;
             }
         }
@@ -108,22 +113,35 @@ impl KernelRun<'_> {
                 }
                 let before = self.scopes.clone();
                 let outer_branch = self.branch;
-                // what a branch loads or stores is not known to be in registers after it
-                self.in_registers.clear();
+                let not_c = sym::un(UnaryOp::Not, c.clone());
+                let path = self.return_path();
+                // what the thread held before the branch it holds in both arms; what one arm
+                // loads or stores is not known to be in registers in the other, or after
+                let held = self.in_registers.clone();
                 self.enter_branch();
+                self.set_return_path(path.clone(), Some(&c));
                 self.stmts(then);
+                let then_cut = self.take_cut();
                 let then_returns = ends_with_return(then);
                 let after_then = std::mem::replace(&mut self.scopes, before.clone());
                 if maskable {
-                    self.mask = sym::and(saved.clone(), sym::un(UnaryOp::Not, c.clone()));
+                    self.mask = sym::and(saved.clone(), not_c.clone());
                 }
-                self.in_registers.clear();
+                self.in_registers = held;
                 self.enter_branch();
+                self.set_return_path(path.clone(), Some(&not_c));
                 self.stmts(els);
+                let else_cut = self.take_cut();
+                self.set_return_path(path, None);
                 self.in_registers.clear();
                 self.branch = outer_branch;
                 self.mask = saved;
                 self.merge_branches(&c, &before, &after_then);
+                // in an inlined function, the lanes that returned in a branch skip the rest
+                if self.frames.len() > 1 && (then_cut || else_cut) {
+                    self.after_early_return(then_cut, else_cut, &c, &not_c, maskable);
+                    return;
+                }
                 // `if (i >= n) return;` leaves only the other lanes running
                 if maskable && then_returns && self.frames.len() == 1 {
                     self.mask = sym::and(self.mask.clone(), sym::un(UnaryOp::Not, c));
@@ -170,13 +188,67 @@ impl KernelRun<'_> {
                     .unwrap_or(Val::Unknown("void".into()));
                 if self.frames.len() > 1 {
                     if let Some(f) = self.frames.last_mut() {
-                        if f.ret.is_none() {
-                            f.ret = Some(v);
+                        match &f.returns.path {
+                            Some(p) => {
+                                f.returns.early.push((p.clone(), v));
+                                f.returns.cut = true;
+                            }
+                            None if f.ret.is_none() => f.ret = Some(v),
+                            None => {}
                         }
                     }
                 }
             }
             Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
+        }
+    }
+
+    fn return_path(&self) -> Option<Sym> {
+        self.frames.last().and_then(|f| f.returns.path.clone())
+    }
+
+    /// The path a branch runs under: the enclosing path and `cond`.
+    fn set_return_path(&mut self, path: Option<Sym>, cond: Option<&Sym>) {
+        if self.frames.len() < 2 {
+            return;
+        }
+        let new = match (path, cond) {
+            (Some(p), Some(c)) => Some(sym::and(p, c.clone())),
+            (None, Some(c)) => Some(c.clone()),
+            (p, None) => p,
+        };
+        if let Some(f) = self.frames.last_mut() {
+            f.returns.path = new;
+        }
+    }
+
+    fn take_cut(&mut self) -> bool {
+        self.frames
+            .last_mut()
+            .is_some_and(|f| std::mem::take(&mut f.returns.cut))
+    }
+
+    /// The statements after an `if` one of whose branches returned run only for the lanes of
+    /// the other; when both returned, nothing after it runs.
+    fn after_early_return(
+        &mut self,
+        then_cut: bool,
+        else_cut: bool,
+        c: &Sym,
+        not_c: &Sym,
+        maskable: bool,
+    ) {
+        if then_cut && else_cut {
+            if let Some(f) = self.frames.last_mut() {
+                f.returns.cut = true;
+            }
+            return;
+        }
+        let rest = if then_cut { not_c } else { c };
+        let path = self.return_path();
+        self.set_return_path(path, Some(rest));
+        if maskable {
+            self.mask = sym::and(self.mask.clone(), rest.clone());
         }
     }
 
@@ -238,6 +310,13 @@ impl KernelRun<'_> {
         let ty = self.resolve_type(&d.ty);
         if !d.dims.is_empty() {
             let v = self.array_decl(d, ty);
+            if let Some(init) = &d.init {
+                self.rvalue(init);
+            }
+            self.declare(&d.name, v);
+            return;
+        }
+        if let Some(v) = self.std_array_decl(d, &ty) {
             if let Some(init) = &d.init {
                 self.rvalue(init);
             }
@@ -310,6 +389,34 @@ impl KernelRun<'_> {
         })
     }
 
+    /// `std::array<float, 16> acc{};` (or `cuda::std::array`): a local array of its element
+    /// type, so `acc[k]` and `acc.data()` are the thread's own memory, not an unknown object.
+    fn std_array_decl(&mut self, d: &Decl, ty: &TypeRef) -> Option<Val> {
+        if ty.pointer_depth > 0 {
+            return None;
+        }
+        let full = self.through_typedefs(&ty.name);
+        let (base, args) = super::names::split_template(&full);
+        let base = base.trim_start_matches("::");
+        if !matches!(base, "std::array" | "cuda::std::array") || args.len() != 2 {
+            return None;
+        }
+        let elem = self.resolve_type(&TypeRef::named(&args[0]));
+        let len = match args[1].parse::<i64>() {
+            Ok(n) => n,
+            Err(_) => self.lookup(&args[1], d.span).sym().as_const().unwrap_or(0),
+        };
+        Some(Val::Ptr(Ptr {
+            space: Space::Local,
+            base: d.name.as_str().into(),
+            offset: sym::konst(0),
+            elem,
+            dims: Rc::from(Vec::new()),
+            decl: Some((self.file(), d.span)),
+            path: Some((Vec::new(), Rc::from(vec![len]))),
+        }))
+    }
+
     /// `dim3 b(16, 16)`, `dim3 b = dim3(...)`, `dim3 b = n`, `dim3 b;`.
     fn dim3_decl(&mut self, init: Option<&Expr>) -> Val {
         match init {
@@ -349,7 +456,11 @@ impl KernelRun<'_> {
             }
             Some(e) => {
                 let kept = self.integer_bytes(ty);
-                let v = self.rvalue_narrowed(e, kept);
+                let v = if ty.pointer_depth > 0 {
+                    self.pointer_value(e)
+                } else {
+                    self.rvalue_narrowed(e, kept)
+                };
                 match v {
                     Val::Ptr(mut p) if ty.pointer_depth > 0 => {
                         // `const float4* v = (const float4*)p` or an alias of a different type

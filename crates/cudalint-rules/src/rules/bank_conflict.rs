@@ -88,7 +88,7 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
 /// cost (`LDGSTS` writes shared memory as the global data arrives): the waste is the source's.
 fn copy_finding(a: &Access, ctx: &Ctx, text: &str, w: f64, i: f64) -> Diagnostic {
     let message = format!(
-        "shared side of the asynchronous copy `{text}`: {} wavefronts per request where {} would do (the copy writes shared memory as its global side arrives: a wavefront per 128-byte line its lanes read, per lane for 16-byte copies of lines not read whole, and no fewer than its destinations' banks allow)",
+        "shared side of the asynchronous copy `{text}`: {} wavefronts per request where {} would do (the copy writes shared memory as its global side arrives: a wavefront per 128-byte line its lanes read; for 16-byte copies one per run of lanes reading one line in order, and one more when lanes of the warp are off; and no fewer than its destinations' banks allow)",
         fmt_num(w),
         fmt_num(i)
     );
