@@ -557,15 +557,7 @@ impl<'p> KernelRun<'p> {
         let Some((key, false, _)) = self.this_member(name) else {
             return false;
         };
-        match self
-            .fields
-            .iter_mut()
-            .rev()
-            .find(|(k, n, _)| *k == key && &**n == name)
-        {
-            Some(slot) => slot.2 = v,
-            None => self.fields.push((key, name.into(), v)),
-        }
+        self.set_field(key, name, v);
         true
     }
 
@@ -612,24 +604,39 @@ impl<'p> KernelRun<'p> {
             let ExprKind::Ident(obj) = &base.kind else {
                 return None;
             };
-            let mut p = Ptr::global(
-                format!("{obj}.{name}").as_str(),
-                self.resolve_type(&ty),
-                None,
-            );
-            p.space = Space::Local;
-            return Some(Val::Ptr(p));
+            return Some(self.member_array(&format!("{obj}.{name}"), &ty));
         }
-        Some(
-            self.fields
-                .iter()
-                .rev()
-                .find(|(k, n, _)| *k == key && &**n == name)
-                .map(|(_, _, v)| v.clone())
-                .unwrap_or_else(|| {
-                    Val::Unknown(format!("member `{name}` read before it is set").into())
-                }),
-        )
+        Some(self.field_value(key, name).unwrap_or_else(|| {
+            Val::Unknown(format!("member `{name}` read before it is set").into())
+        }))
+    }
+
+    /// An array member of a local object: the object's own local array.
+    fn member_array(&self, name: &str, ty: &TypeRef) -> Val {
+        let mut p = Ptr::global(name, self.resolve_type(ty), None);
+        p.space = Space::Local;
+        Val::Ptr(p)
+    }
+
+    /// What member `name` of object `key` was last set to.
+    fn field_value(&self, key: usize, name: &str) -> Option<Val> {
+        self.fields
+            .iter()
+            .rev()
+            .find(|(k, n, _)| *k == key && &**n == name)
+            .map(|(_, _, v)| v.clone())
+    }
+
+    fn set_field(&mut self, key: usize, name: &str, v: Val) {
+        match self
+            .fields
+            .iter_mut()
+            .rev()
+            .find(|(k, n, _)| *k == key && &**n == name)
+        {
+            Some(slot) => slot.2 = v,
+            None => self.fields.push((key, name.into(), v)),
+        }
     }
 
     /// `s.field = v` on a local object; a union's other members no longer hold a value.
@@ -640,15 +647,7 @@ impl<'p> KernelRun<'p> {
         if union {
             self.fields.retain(|(k, n, _)| *k != key || &**n == name);
         }
-        match self
-            .fields
-            .iter_mut()
-            .rev()
-            .find(|(k, n, _)| *k == key && &**n == name)
-        {
-            Some(slot) => slot.2 = v,
-            None => self.fields.push((key, name.into(), v)),
-        }
+        self.set_field(key, name, v);
         true
     }
 
@@ -658,20 +657,11 @@ impl<'p> KernelRun<'p> {
     fn this_field(&self, name: &str) -> Option<Val> {
         let (key, array, ty) = self.this_member(name)?;
         if array {
-            let mut p = Ptr::global(name, self.resolve_type(&ty), None);
-            p.space = Space::Local;
-            return Some(Val::Ptr(p));
+            return Some(self.member_array(name, &ty));
         }
-        Some(
-            self.fields
-                .iter()
-                .rev()
-                .find(|(k, n, _)| *k == key && &**n == name)
-                .map(|(_, _, v)| v.clone())
-                .unwrap_or_else(|| {
-                    Val::Unknown(format!("result of a constructor: member `{name}`").into())
-                }),
-        )
+        Some(self.field_value(key, name).unwrap_or_else(|| {
+            Val::Unknown(format!("result of a constructor: member `{name}`").into())
+        }))
     }
 
     fn resolve_type(&self, ty: &TypeRef) -> TypeRef {
