@@ -242,7 +242,11 @@ pub(crate) enum MacroState {
 
 /// Every rewrite, in order: branch selection, then the syntax the grammar lacks.
 pub fn prepare<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
-    let selected = select_branches(src, defines);
+    let uncommented = blank_directive_comments(src);
+    let selected = match select_branches(&uncommented, defines) {
+        Cow::Borrowed(_) => uncommented,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     let aligned = match blank_unknown_syntax(&selected) {
         Cow::Borrowed(_) => selected,
         Cow::Owned(s) => Cow::Owned(s),
@@ -351,6 +355,83 @@ pub(crate) fn blank_range(bytes: &mut [u8], range: std::ops::Range<usize>) {
         if *b != b'\n' && *b != b'\r' {
             *b = b' ';
         }
+    }
+}
+
+/// Blank the block comments of preprocessor directives: tree-sitter-cuda ends a `#define`
+/// continued over several lines at a `/* ... */` inside it, and the rest of the file (kernels
+/// and all) parses as errors. A comment's line continuations are kept, as the preprocessor
+/// splices lines before it removes comments.
+pub fn blank_directive_comments(src: &str) -> Cow<'_, str> {
+    if !src.contains("/*") {
+        return Cow::Borrowed(src);
+    }
+    let b = src.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    let mut line_start = true;
+    let mut in_directive = false;
+    while i < b.len() {
+        let c = b[i];
+        if line_start {
+            let first = b[i..].iter().position(|c| *c != b' ' && *c != b'\t');
+            in_directive = in_directive || first.is_some_and(|k| b[i + k] == b'#');
+            line_start = false;
+        }
+        match c {
+            b'\n' => {
+                let continued =
+                    i > 0 && b[i - 1] == b'\\' || i > 1 && b[i - 1] == b'\r' && b[i - 2] == b'\\';
+                in_directive = in_directive && continued;
+                line_start = true;
+                i += 1;
+            }
+            b'"' | b'\'' => {
+                // past the closing quote; an unclosed literal ends at its line's end
+                let e = literal_end(b, i);
+                i = if b.get(e) == Some(&b'\n') { e } else { e + 1 };
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                // a line comment runs to the end of the line (and past it, continued)
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+                if in_directive {
+                    let bytes = out.get_or_insert_with(|| b.to_vec());
+                    for k in i..end {
+                        let keep = b[k] == b'\n'
+                            || b[k] == b'\r'
+                            || b[k] == b'\\' && matches!(b.get(k + 1), Some(b'\n' | b'\r'));
+                        if !keep {
+                            bytes[k] = b' ';
+                        }
+                    }
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    match out {
+        Some(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string())),
+        None => Cow::Borrowed(src),
+    }
+}
+
+#[cfg(test)]
+mod directive_comment_tests {
+    #[test]
+    fn comments_in_continued_defines_are_blanked_and_others_kept() {
+        let src = "#define C(x) \\\n  do { /* a */ \\\n  /* b \\\n c */ f(x); } while (0)\n/* kept */ int k; // \"/*\"\n#define S \"/* not a comment */\"\n";
+        let out = super::blank_directive_comments(src);
+        assert_eq!(out.len(), src.len());
+        assert!(!out.contains("/* a */") && !out.contains("/* b"));
+        assert!(out.contains("/* kept */") && out.contains("\"/* not a comment */\""));
+        assert_eq!(out.matches('\\').count(), src.matches('\\').count());
+        assert_eq!(out.lines().count(), src.lines().count());
     }
 }
 

@@ -408,6 +408,23 @@ fn spanning_call(b: &[u8], mask: &[bool], start: usize, end: usize) -> Option<us
         .then_some(j)
 }
 
+/// The braces open before each byte (code only).
+fn brace_depths(b: &[u8], mask: &[bool]) -> Vec<u32> {
+    let mut depth = 0u32;
+    b.iter()
+        .zip(mask)
+        .map(|(&c, &code)| {
+            let here = depth;
+            if code && c == b'{' {
+                depth += 1;
+            } else if code && c == b'}' {
+                depth = depth.saturating_sub(1);
+            }
+            here
+        })
+        .collect()
+}
+
 fn blank_statement_macros(src: &str) -> Cow<'_, str> {
     let b = src.as_bytes();
     let mask = code_mask(b);
@@ -415,6 +432,7 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
     let mut out: Option<Vec<u8>> = None;
     let mut start = 0;
     let mut prev_sig: Option<u8> = None;
+    let mut depth: Option<Vec<u32>> = None;
     while start < b.len() {
         let end = b[start..]
             .iter()
@@ -460,13 +478,25 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
                     (line_start < i && line_start > close).then_some(line_start)
                 });
                 if after_statement && before_statement {
+                    let resume = b[close..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .map_or(b.len(), |p| close + p + 1);
                     if let Some(at) = indent {
                         out.get_or_insert_with(|| b.to_vec())[at] = b';';
                         prev_sig = Some(b';');
-                        start = b[close..]
-                            .iter()
-                            .position(|&c| c == b'\n')
-                            .map_or(b.len(), |p| close + p + 1);
+                        start = resume;
+                        continue;
+                    }
+                    // no indentation to put it in: at file scope, where such a call is
+                    // registration glue (`TORCH_BINDING_REDUCE(f16, f32, torch::kHalf, half,\n
+                    // 2, float)` line after line), or as the last statement of a block closed
+                    // at the start of the next line, the call is blanked
+                    let depth = depth.get_or_insert_with(|| brace_depths(b, &mask));
+                    let closes_block = next.is_some_and(|i| b[i] == b'}');
+                    if depth[start] == 0 || closes_block {
+                        blank_range(out.get_or_insert_with(|| b.to_vec()), start..close + 1);
+                        start = resume;
                         continue;
                     }
                 }
@@ -503,6 +533,22 @@ mod tests {
             .filter(|l| !l.is_empty())
             .map(String::from)
             .collect()
+    }
+
+    #[test]
+    fn registration_macros_spanning_lines_at_file_scope_are_blanked() {
+        let src = "__global__ void k(float* x) { x[0] = 1; }\nBIND(k, torch::kFloat32, float, 1,\n     4)\nBIND(k2, torch::kFloat32,\nfloat, 4, 1)\nvoid g() {\nCHECK(f(a,\nb), 1)\nx = 1;\n  EXT(a)\n  EXT(\n    b)\n}\n";
+        assert_eq!(
+            kept(src),
+            [
+                "__global__ void k(float* x) { x[0] = 1; }",
+                "void g() {",
+                "CHECK(f(a,",
+                "b), 1)",
+                "x = 1;",
+                "}"
+            ]
+        );
     }
 
     #[test]
