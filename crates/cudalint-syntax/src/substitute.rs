@@ -28,6 +28,62 @@ pub fn expand_statement_macro(def: &Define, args: &[Expr]) -> Option<Stmt> {
     }
 }
 
+/// A function-like macro's expression body with `args` written in place of its parameters.
+pub fn expand_expression_macro(params: &[String], body: &Expr, args: &[Expr]) -> Expr {
+    let mut e = body.clone();
+    walk_expr(&mut e, &|x: &mut Expr| {
+        if let ExprKind::Ident(name) = &x.kind {
+            if let Some(k) = params.iter().position(|p| p == name) {
+                if let Some(a) = args.get(k) {
+                    *x = a.clone();
+                }
+            }
+        }
+    });
+    e
+}
+
+/// Whether a macro's body takes the address of one of its parameters (`&(value)`): the
+/// argument is then a place, not a value, and must be written in.
+pub fn takes_address_of_param(params: &[String], body: &Expr) -> bool {
+    fn mentions(e: &Expr, params: &[String]) -> bool {
+        let found = std::cell::Cell::new(false);
+        let mut copy = e.clone();
+        walk_expr(&mut copy, &|x: &mut Expr| {
+            if let ExprKind::Ident(n) = &x.kind {
+                if params.contains(n) {
+                    found.set(true);
+                }
+            }
+        });
+        found.get()
+    }
+    fn visit(e: &Expr, params: &[String]) -> bool {
+        match &e.kind {
+            ExprKind::Unary {
+                op: UnOp::AddrOf,
+                arg,
+            } => mentions(arg, params),
+            ExprKind::Field { base, .. } => visit(base, params),
+            ExprKind::Index { base, index } => visit(base, params) || visit(index, params),
+            ExprKind::Unary { arg, .. }
+            | ExprKind::Cast { arg, .. }
+            | ExprKind::SizeofExpr(arg) => visit(arg, params),
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Assign { lhs, rhs, .. }
+            | ExprKind::Comma(lhs, rhs) => visit(lhs, params) || visit(rhs, params),
+            ExprKind::Cond { cond, then, els } => {
+                visit(cond, params) || visit(then, params) || visit(els, params)
+            }
+            ExprKind::Call { args, .. } | ExprKind::Init(args) => {
+                args.iter().any(|a| visit(a, params))
+            }
+            _ => false,
+        }
+    }
+    visit(body, params)
+}
+
 fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {
     let head = def.statement.as_deref()?;
     let params = def.params.as_ref()?;

@@ -95,6 +95,21 @@ impl KernelRun<'_> {
         if let Some(v) = self.functional_cast(callee, targs, args) {
             return v;
         }
+        // a macro that takes its argument's address stands for its body with the argument
+        // written in it, as the preprocessor makes it: `FLOAT4(a[i])`, that is
+        // `(reinterpret_cast<float4*>(&(a[i]))[0])`, is one 16-byte load, not a 4-byte one of
+        // a[i] and an unknown address (other macros take their arguments' values, evaluated
+        // once, which is what nvcc makes of them too and keeps nested macros linear)
+        let file = self.file();
+        if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
+            if let (Some(params), Some(body)) = (&def.params, &def.body) {
+                if cudalint_syntax::substitute::takes_address_of_param(params, body) {
+                    let expanded =
+                        cudalint_syntax::substitute::expand_expression_macro(params, body, args);
+                    return self.expand_macro(&[], &expanded, Vec::new(), (file, span));
+                }
+            }
+        }
         let refs = self.argument_places(name, args);
         let argv: Vec<Val> = args
             .iter()
@@ -113,7 +128,6 @@ impl KernelRun<'_> {
         if let Some(v) = value_builtin(name, &argv) {
             return v;
         }
-        let file = self.file();
         if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
             let (Some(params), Some(body)) = (&def.params, &def.body) else {
                 return Val::Unknown(format!("macro `{name}` is not an expression").into());
@@ -410,8 +424,9 @@ impl KernelRun<'_> {
         })
     }
 
-    /// A function-like macro's body, its parameters bound to the arguments' values; its
-    /// accesses are filed at the macro's use, as the compiler's line table files them.
+    /// A function-like macro's body, its parameters bound to the arguments' values (or
+    /// written in it already, `params` empty); its accesses are filed at the macro's use, as
+    /// the compiler's line table files them.
     fn expand_macro(&mut self, params: &[String], body: &Expr, argv: Vec<Val>, site: Loc) -> Val {
         if self.macro_depth > 32 {
             return Val::Unknown("macro expansion too deep".into());

@@ -384,6 +384,14 @@ impl KernelRun<'_> {
     }
 
     pub(super) fn store(&mut self, lhs: &Expr, v: Val) {
+        // `FLOAT4(c[i]) = v`, `hypre_CSRMatrixI(m) = p`: a macro standing for an lvalue
+        if let Some((expanded, site)) = self.macro_lvalue(lhs) {
+            let saved = self.site_override;
+            self.site_override = Some(saved.unwrap_or(site));
+            self.store(&expanded, v);
+            self.site_override = saved;
+            return;
+        }
         // `this->free_index = t`, and a constructor's `: free_index(t)`
         if let ExprKind::Field { base, field, .. } = &lhs.kind {
             if super::expr::is_this(base) && self.assign_member(field, v.clone()) {
@@ -445,6 +453,22 @@ impl KernelRun<'_> {
         }
     }
 
+    /// A call of a function-like macro written where an lvalue goes: its body with the
+    /// arguments in place, and where it is used.
+    fn macro_lvalue(&self, lhs: &Expr) -> Option<(Expr, super::Loc)> {
+        let ExprKind::Call { callee, args, .. } = &lhs.kind else {
+            return None;
+        };
+        let (_, def) = self
+            .project
+            .function_macro(callee, args.len(), self.file())?;
+        let (Some(params), Some(body)) = (&def.params, &def.body) else {
+            return None;
+        };
+        let expanded = cudalint_syntax::substitute::expand_expression_macro(params, body, args);
+        Some((expanded, self.loc(lhs.span)))
+    }
+
     /// The place a reference parameter of the current function is bound to.
     pub(super) fn reference_place(&self, name: &str) -> Option<Place> {
         let frame = self.frames.last()?;
@@ -466,6 +490,13 @@ impl KernelRun<'_> {
 
     /// `x op= v`, `x++`: a read and a write of the same place.
     pub(super) fn update(&mut self, lhs: &Expr, op: BinOp, v: Val, post: bool) -> Val {
+        if let Some((expanded, site)) = self.macro_lvalue(lhs) {
+            let saved = self.site_override;
+            self.site_override = Some(saved.unwrap_or(site));
+            let out = self.update(&expanded, op, v, post);
+            self.site_override = saved;
+            return out;
+        }
         if let ExprKind::Ident(name) = &lhs.kind {
             if let Some(place) = self.reference_place(name) {
                 self.record(&place, lhs.span, AccessOp::Load, None);
