@@ -382,6 +382,18 @@ pub fn and(a: Sym, b: Sym) -> Sym {
     binop(BinOp::And, a, b)
 }
 
+/// Whether lane mask `narrow` is `wide` further restricted (`and(wide, c)`, nested): every
+/// lane on in `narrow` is on in `wide`.
+pub fn within(narrow: &Sym, wide: &Sym) -> bool {
+    if Rc::ptr_eq(narrow, wide) || wide.as_const() == Some(1) {
+        return true;
+    }
+    match &narrow.kind {
+        SymKind::Bin(Op::Bin(BinOp::And), a, _) => within(a, wide),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod multiple_tests {
     use super::*;

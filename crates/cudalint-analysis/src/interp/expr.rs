@@ -40,6 +40,10 @@ impl KernelRun<'_> {
                 if let Some(place) = self.reference_place(name) {
                     self.record(&place, e.span, super::AccessOp::Load, None);
                 }
+                // a `__shared__` or `__device__` scalar is read from memory
+                if let Some(place) = self.scalar_place(e) {
+                    self.record(&place, e.span, super::AccessOp::Load, None);
+                }
                 self.lookup(name, e.span)
             }
             ExprKind::Field { base, field, arrow } => {
@@ -80,7 +84,14 @@ impl KernelRun<'_> {
                     _ => None,
                 };
                 let a = self.rvalue_narrowed(lhs, kept(rhs));
+                // `a || b`, `a && b`: b's loads happen only on some paths, so what they bring
+                // into registers is not held after it (bitonic sort's `(!(flagA || flagB) &&
+                // (keyA > keyB)) || ...` reloads keyA in the branch it guards)
+                let held = matches!(op, BinOp::And | BinOp::Or).then(|| self.in_registers.clone());
                 let b = self.rvalue_narrowed(rhs, kept(lhs));
+                if let Some(held) = held {
+                    self.in_registers = held;
+                }
                 self.arith(*op, a, b)
             }
             ExprKind::Assign { op, lhs, rhs } => {

@@ -282,6 +282,9 @@ pub struct KernelRun<'p> {
     next_this: Option<usize>,
     /// The places the next inlined call's arguments designate, where they designate one.
     next_refs: Vec<Option<Place>>,
+    /// `__shared__` scalars and structs declared in a body: name, the scope that holds the
+    /// value the block last stored (what every thread reads after a barrier), and the place.
+    shared_scalars: Vec<(Rc<str>, usize, Ptr)>,
     frames: Vec<Frame>,
     mask: Sym,
     loop_stack: Vec<u32>,
@@ -347,6 +350,7 @@ impl<'p> KernelRun<'p> {
             fields: Vec::new(),
             next_this: None,
             next_refs: Vec::new(),
+            shared_scalars: Vec::new(),
             null_at_launch: Vec::new(),
             branch: 0,
             branches: 0,

@@ -113,7 +113,11 @@ impl KernelRun<'_> {
             }
             ExprKind::Ident(name) => {
                 // a `__device__` or `__managed__` scalar at file scope is a place in global
-                // memory (`atomicAdd(&counter, 1)`); a local variable is in registers
+                // memory (`atomicAdd(&counter, 1)`), a `__shared__` one in shared memory; a
+                // local variable is in registers
+                if let Some(p) = self.shared_scalar(name) {
+                    return Some(self.index_ptr(p, sym::konst(0)));
+                }
                 if self.lookup_local(name).is_some() {
                     return None;
                 }
@@ -201,7 +205,7 @@ impl KernelRun<'_> {
             e.0 == p.space
                 && e.1 == p.base
                 && e.3 == place.bytes
-                && Rc::ptr_eq(&e.4, &self.mask)
+                && sym::within(&self.mask, &e.4)
                 && sym::same(&e.2, &p.offset)
         };
         match op {
@@ -437,6 +441,14 @@ impl KernelRun<'_> {
                 if let Some(place) = self.reference_place(name) {
                     self.record(&place, lhs.span, AccessOp::Store, None);
                 }
+                // a `__shared__` or `__device__` scalar: a store to memory (a shared one's
+                // value is still followed, as what the block reads after a barrier)
+                if let Some(place) = self.scalar_place(lhs) {
+                    self.record(&place, lhs.span, AccessOp::Store, None);
+                    if self.lookup_local(name).is_none() {
+                        return;
+                    }
+                }
                 if !self.assign_local(name, v.clone()) {
                     // No local of that name: a declaration the parser misread as an expression
                     // (`cg::thread_block_tile<16> t = ...` parses as `(a < 16) > (t = ...)`
@@ -469,6 +481,33 @@ impl KernelRun<'_> {
         Some((expanded, self.loc(lhs.span)))
     }
 
+    /// The `__shared__` scalar `name` stands for, where no other local hides it.
+    pub(super) fn shared_scalar(&self, name: &str) -> Option<Ptr> {
+        let (_, scope, p) = self
+            .shared_scalars
+            .iter()
+            .rev()
+            .find(|(n, ..)| &**n == name)?;
+        let base = self.frames.last().map(|f| f.scope_base).unwrap_or(0);
+        let innermost = (base..self.scopes.len())
+            .rev()
+            .find(|&i| self.scopes[i].iter().any(|(n, _)| &**n == name));
+        (innermost == Some(*scope)).then(|| p.clone())
+    }
+
+    /// A name that is a scalar in memory: a `__shared__` one, or a `__device__` or
+    /// `__managed__` one at file scope.
+    pub(super) fn scalar_place(&mut self, e: &Expr) -> Option<Place> {
+        let ExprKind::Ident(name) = &e.kind else {
+            return None;
+        };
+        if self.shared_scalar(name).is_none() && self.lookup_local(name).is_some() {
+            return None;
+        }
+        self.place(e)
+            .filter(|p| !p.subarray && p.ty.pointer_depth == 0)
+    }
+
     /// The place a reference parameter of the current function is bound to.
     pub(super) fn reference_place(&self, name: &str) -> Option<Place> {
         let frame = self.frames.last()?;
@@ -498,9 +537,15 @@ impl KernelRun<'_> {
             return out;
         }
         if let ExprKind::Ident(name) = &lhs.kind {
-            if let Some(place) = self.reference_place(name) {
+            if let Some(place) = self
+                .reference_place(name)
+                .or_else(|| self.scalar_place(lhs))
+            {
                 self.record(&place, lhs.span, AccessOp::Load, None);
                 self.record(&place, lhs.span, AccessOp::Store, None);
+                if self.lookup_local(name).is_none() {
+                    return self.loaded_value(&place);
+                }
             }
         }
         if let ExprKind::Field {

@@ -323,6 +323,21 @@ impl KernelRun<'_> {
             self.declare(&d.name, v);
             return;
         }
+        // `__shared__ unsigned int count;`: a place in shared memory; its value is what the
+        // block last stored there
+        if d.shared && !d.is_extern {
+            let p = Ptr {
+                space: Space::Shared,
+                base: d.name.as_str().into(),
+                offset: sym::konst(0),
+                elem: ty.clone(),
+                dims: Rc::from(Vec::new()),
+                decl: Some((self.file(), d.span)),
+                path: None,
+            };
+            let scope = self.scopes.len().saturating_sub(1);
+            self.shared_scalars.push((d.name.as_str().into(), scope, p));
+        }
         let v = if ty.name == "dim3" && ty.pointer_depth == 0 {
             self.dim3_decl(d.init.as_ref())
         } else {
