@@ -281,6 +281,9 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         "__restrict",
         "restrict",
         "__grid_constant__",
+        // `#define NCCL_EXTERN_C extern "C"`: a linkage, which changes nothing cudalint sees
+        "\"C\"",
+        "\"C++\"",
     ];
     let body = body.split("//").next().unwrap_or("");
     let body = body.split("/*").next().unwrap_or("");

@@ -606,6 +606,16 @@ mod specifier_tests {
     use super::*;
 
     #[test]
+    fn a_linkage_macro_is_a_specifier() {
+        let none = |_: &str| None;
+        assert_eq!(
+            super::super::specifier_of("extern \"C\"", &none),
+            Some(Specifier::Other)
+        );
+        assert_eq!(super::super::specifier_of("\"C\" + 1", &none), None);
+    }
+
+    #[test]
     fn specifier_macros_become_what_they_stand_for() {
         let mut user = BTreeMap::new();
         user.insert("HD".to_string(), Specifier::Device);
