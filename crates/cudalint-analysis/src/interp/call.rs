@@ -101,7 +101,11 @@ impl KernelRun<'_> {
         // a[i] and an unknown address (other macros take their arguments' values, evaluated
         // once, which is what nvcc makes of them too and keeps nested macros linear)
         let file = self.file();
-        if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
+        let macro_def = self
+            .project
+            .function_macro(name, args.len(), file)
+            .map(|(_, d)| d);
+        if let Some(def) = macro_def {
             if let (Some(params), Some(body)) = (&def.params, &def.body) {
                 if cudalint_syntax::substitute::takes_address_of_param(params, body) {
                     let expanded =
@@ -128,7 +132,7 @@ impl KernelRun<'_> {
         if let Some(v) = value_builtin(name, &argv) {
             return v;
         }
-        if let Some((_, def)) = self.project.function_macro(name, args.len(), file) {
+        if let Some(def) = macro_def {
             let (Some(params), Some(body)) = (&def.params, &def.body) else {
                 return Val::Unknown(format!("macro `{name}` is not an expression").into());
             };
@@ -367,16 +371,14 @@ impl KernelRun<'_> {
     /// reference: the parameter is that place, read and written where the callee uses it.
     /// Evaluating a place records the loads its indices need, not the element's own.
     fn argument_places(&mut self, name: &str, args: &[Expr]) -> Vec<Option<Place>> {
+        let candidates = self.project.device_functions(name, args.len(), self.file());
         let by_reference: Vec<bool> = (0..args.len())
             .map(|i| {
-                self.project
-                    .device_functions(name, args.len(), self.file())
-                    .iter()
-                    .any(|(_, f)| {
-                        f.params
-                            .get(i)
-                            .is_some_and(|p| p.is_reference && !p.ty.is_const)
-                    })
+                candidates.iter().any(|(_, f)| {
+                    f.params
+                        .get(i)
+                        .is_some_and(|p| p.is_reference && !p.ty.is_const)
+                })
             })
             .collect();
         if !by_reference.contains(&true) {

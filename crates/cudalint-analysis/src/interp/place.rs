@@ -511,20 +511,13 @@ impl KernelRun<'_> {
     /// The place a reference parameter of the current function is bound to.
     pub(super) fn reference_place(&self, name: &str) -> Option<Place> {
         let frame = self.frames.last()?;
+        let (_, place) = frame.refs.iter().rev().find(|(n, _)| &**n == name)?;
         // a local of the same name declared in the function hides the parameter
         let base = frame.scope_base;
         let shadowed = self.scopes[(base + 1).min(self.scopes.len())..]
             .iter()
             .any(|s| s.iter().any(|(n, _)| &**n == name));
-        if shadowed {
-            return None;
-        }
-        frame
-            .refs
-            .iter()
-            .rev()
-            .find(|(n, _)| &**n == name)
-            .map(|(_, p)| p.clone())
+        (!shadowed).then(|| place.clone())
     }
 
     /// `x op= v`, `x++`: a read and a write of the same place.
