@@ -20,8 +20,10 @@ pub struct Measured {
     pub executed: f64,
     pub sectors: f64,
     pub ideal_sectors: f64,
-    /// Σ n-way × executed (shared).
+    /// Σ n-way × requests (shared).
     pub nway_weighted: f64,
+    /// Shared requests with a lane on: what `nway_weighted` is a sum over.
+    pub shared_requests: f64,
     /// Whether any one instruction of the line is wasteful (two accesses on a line, one
     /// strided, must not average into "fine").
     pub any_waste: bool,
@@ -42,7 +44,7 @@ impl Measured {
                 5..=8 => 2.0,
                 _ => 4.0,
             };
-            (self.nway_weighted / n, ideal)
+            (self.nway_weighted / self.shared_requests.max(1.0), ideal)
         }
     }
 
@@ -154,14 +156,18 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
         let ideal = get("L2 Theoretical Sectors Global Ideal")
             .parse::<f64>()
             .unwrap_or(0.0);
-        let nway = get("L1 Conflicts Shared N-Way")
-            .parse::<f64>()
-            .unwrap_or(0.0);
         let ideal_nway = match bytes {
             0..=4 => 1.0,
             5..=8 => 2.0,
             _ => 4.0,
         };
+        let (nway, requests) = shared_nway(
+            get("L1 Conflicts Shared N-Way").parse().unwrap_or(0.0),
+            get("L1 Wavefronts Shared").parse().unwrap_or(0.0),
+            get("L1 Wavefronts Shared Ideal").parse().unwrap_or(0.0),
+            ideal_nway,
+            executed,
+        );
         let excess = match space {
             "global" => get("L2 Theoretical Sectors Global Excessive")
                 .parse::<f64>()
@@ -181,7 +187,8 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
         m.executed += executed;
         m.sectors += sectors;
         m.ideal_sectors += ideal;
-        m.nway_weighted += nway * executed;
+        m.nway_weighted += nway * requests;
+        m.shared_requests += requests;
     }
     if header.is_none() {
         return Err(format!(
@@ -189,6 +196,26 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
         ));
     }
     Ok(out.into_values().collect())
+}
+
+/// A shared instruction's n-way and the requests it is an average over. An access nvcc
+/// predicates in a loop it does not unroll (`if (index < n)` of a tree reduction) also runs in
+/// warps with every lane off: ncu counts those as executed and leaves its n-way at 0, so the
+/// figure is the wavefronts over the requests with a lane on (the ideal wavefronts over the
+/// ideal of one request), as `tools/measure/csv2json.py` takes it for the fixtures.
+fn shared_nway(
+    nway: f64,
+    wavefronts: f64,
+    ideal: f64,
+    ideal_nway: f64,
+    executed: f64,
+) -> (f64, f64) {
+    if nway == 0.0 && wavefronts > 0.0 && ideal > 0.0 {
+        let requests = ideal / ideal_nway;
+        (wavefronts / requests, requests)
+    } else {
+        (nway, executed)
+    }
 }
 
 /// Reads a report: the CSV export, or a `.ncu-rep` through `ncu` when it is on PATH.
@@ -490,6 +517,17 @@ pub fn run(
 mod tests {
     use super::*;
 
+    /// CoffeeBeforeArch's tree reduction, `partial_sum[index] += partial_sum[index + s]` under
+    /// `if (index < blockDim.x)`, as an H100 measured its LDS: 16,384 executed, n-way 0, 12,032
+    /// wavefronts against 3,072 ideal: 3.92 a request with a lane on, not 0.
+    #[test]
+    fn a_predicated_shared_access_is_priced_over_the_requests_with_a_lane_on() {
+        let (n, requests) = shared_nway(0.0, 12032.0, 3072.0, 1.0, 16384.0);
+        assert_eq!(requests, 3072.0);
+        assert!((n - 3.917).abs() < 0.01);
+        assert_eq!(shared_nway(2.0, 4096.0, 2048.0, 1.0, 2048.0), (2.0, 2048.0));
+    }
+
     /// One measured global load of `file` at `line`: 32 sectors a request, 4 ideal.
     fn strided_load(file: &str, line: usize) -> Measured {
         Measured {
@@ -502,6 +540,7 @@ mod tests {
             sectors: 320.0,
             ideal_sectors: 40.0,
             nway_weighted: 0.0,
+            shared_requests: 0.0,
             any_waste: true,
             excess_by_kernel: BTreeMap::new(),
         }
