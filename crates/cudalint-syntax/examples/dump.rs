@@ -1,7 +1,11 @@
 fn walk(n: tree_sitter::Node, src: &str, d: usize) {
     let t = &src[n.byte_range()];
     let t: String = t.chars().take(40).collect::<String>().replace('\n', " ");
-    if d < 7 {
+    if d < std::env::var("DEPTH")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7)
+    {
         println!(
             "{}{} {}{} | {}",
             "  ".repeat(d),

@@ -124,7 +124,7 @@ impl KernelRun<'_> {
         for t in template_args {
             template_arg_names(t, &mut needed);
         }
-        self.host_scope(caller, call.span.start, needed);
+        self.host_scope(caller, call.span.start, needed, 0);
         let mut template = Vec::new();
         for (i, tp) in host.template_params.iter().enumerate() {
             if let Some(a) = template_args.get(i) {
@@ -186,7 +186,7 @@ impl KernelRun<'_> {
             for t in &launch.template_args {
                 template_arg_names(t, &mut needed);
             }
-            self.host_scope(host, launch.span.start, needed);
+            self.host_scope(host, launch.span.start, needed, 0);
         }
         let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
             // `k<<<n, {32, 8, 1}>>>`: a braced list is a dim3 made in place
@@ -237,26 +237,34 @@ impl KernelRun<'_> {
         host: &Function,
         before: u32,
         needed: std::collections::HashSet<&str>,
+        depth: usize,
     ) {
-        // the host function's parameters shadow file-scope names of the same spelling
-        for p in &host.params {
-            // a pointer keeps its element type (template arguments are deduced from it)
-            let v = if p.ty.pointer_depth > 0 {
-                let mut elem = p.ty.clone();
-                elem.pointer_depth -= 1;
-                Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
-            } else {
-                Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
-            };
-            self.declare(&p.name, v);
-        }
         let mut stmts = Vec::new();
         let mut modified = std::collections::BTreeSet::new();
         if let Some(body) = &host.body {
             collect_decls_before(body, before, &mut stmts);
             modified_before(body, before, false, &mut modified);
         }
-        for s in slice(&stmts, needed) {
+        let (stmts, needed) = slice(&stmts, needed);
+        // the host function's parameters shadow file-scope names of the same spelling
+        for (i, p) in host.params.iter().enumerate() {
+            // a pointer keeps its element type (template arguments are deduced from it)
+            let v = if p.ty.pointer_depth > 0 {
+                let mut elem = p.ty.clone();
+                elem.pointer_depth -= 1;
+                Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
+            } else if let Some(c) = needed
+                .contains(p.name.as_str())
+                .then(|| self.host_param_value(host, i, depth))
+                .flatten()
+            {
+                Val::Int(crate::sym::konst(c))
+            } else {
+                Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
+            };
+            self.declare(&p.name, v);
+        }
+        for s in stmts {
             self.stmt(s);
         }
         // a count built up in a loop (`int n = 0; for (...) n++;`) or written through a
@@ -268,6 +276,59 @@ impl KernelRun<'_> {
                 self.assign_local(&name, Val::Unknown(reason.into()));
             }
         }
+    }
+
+    /// The constant every host call of `host` passes for its parameter `index`, each evaluated
+    /// in its caller's scope (`int filter_size = 9;` in `main`, passed to the wrapper that
+    /// launches), up to a few callers deep; none when the calls pass different values or one
+    /// is not a constant.
+    fn host_param_value(&mut self, host: &Function, index: usize, depth: usize) -> Option<i64> {
+        const MAX_DEPTH: usize = 3;
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        let calls = self.project.host_calls_of(&host.name);
+        if calls.len() > MAX_HOST_CALLS {
+            return None;
+        }
+        let mut value = None;
+        for (cfile, caller, call) in calls {
+            let ExprKind::Call { args, .. } = &call.kind else {
+                continue;
+            };
+            // another overload of the name, or the function calling itself
+            if !host.takes(args.len()) || std::ptr::eq(caller, host) {
+                continue;
+            }
+            let arg = args.get(index).or(host.params[index].default.as_ref())?;
+            let base = self.scopes.len();
+            self.frames.push(Frame {
+                scope_base: base,
+                file: cfile,
+                ret: None,
+                returns: Returns::default(),
+                refs: Vec::new(),
+                template: Vec::new(),
+                owner: None,
+                this: None,
+            });
+            self.scopes.push(Vec::new());
+            let mut needed = std::collections::HashSet::new();
+            names_read(arg, &mut needed, 0);
+            self.host_scope(caller, call.span.start, needed, depth + 1);
+            let v = match self.pure_rvalue(arg) {
+                Val::Int(s) => s.as_const(),
+                _ => None,
+            };
+            self.scopes.truncate(base);
+            self.frames.pop();
+            let v = v?;
+            if value.is_some_and(|x| x != v) {
+                return None;
+            }
+            value = Some(v);
+        }
+        value
     }
 
     /// A type as the current frame's template bindings make it: `Ktraits`, a host function's
@@ -387,8 +448,12 @@ fn int_expr(v: i64, span: Span) -> Expr {
 /// Declarations and expression statements (`block.x = 256;`) that precede a launch, in order.
 /// The statements of `stmts` (in order) that what `needed` names depends on: walking back
 /// from the end, a declaration or assignment of a needed name is kept and the names it reads
-/// become needed.
-fn slice<'a>(stmts: &[&'a Stmt], mut needed: std::collections::HashSet<&'a str>) -> Vec<&'a Stmt> {
+/// become needed. With them, every name needed in the end (the host function's parameters
+/// among them).
+fn slice<'a>(
+    stmts: &[&'a Stmt],
+    mut needed: std::collections::HashSet<&'a str>,
+) -> (Vec<&'a Stmt>, std::collections::HashSet<&'a str>) {
     let mut keep = vec![false; stmts.len()];
     for (i, s) in stmts.iter().enumerate().rev() {
         match s {
@@ -413,11 +478,12 @@ fn slice<'a>(stmts: &[&'a Stmt], mut needed: std::collections::HashSet<&'a str>)
             _ => {}
         }
     }
-    stmts
+    let kept = stmts
         .iter()
         .zip(keep)
         .filter_map(|(s, k)| k.then_some(*s))
-        .collect()
+        .collect();
+    (kept, needed)
 }
 
 /// The variable an assignment's target belongs to: `cfg` of `cfg.block.x` or `dims[0]`.

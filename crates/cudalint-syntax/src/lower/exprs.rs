@@ -2,7 +2,7 @@
 //! (with template arguments and launches `k<<<grid, block>>>(...)`), and macro bodies
 //! parsed as expressions.
 
-use super::{all_children, fid, named_children, span, Lowerer, MAX_DEPTH};
+use super::{all_children, fid, first_named, named_children, span, Lowerer, MAX_DEPTH};
 use crate::model::*;
 use crate::shift::Shift;
 use tree_sitter::Node;
@@ -42,6 +42,14 @@ impl<'s> Lowerer<'s> {
         if n.is_error() || n.is_missing() {
             return Expr::unsupported("parse error", sp);
         }
+        if matches!(
+            n.kind(),
+            "binary_expression" | "assignment_expression" | "call_expression"
+        ) {
+            if let Some(e) = self.misread_comparison(n, depth) {
+                return e;
+            }
+        }
         let kind = match n.kind() {
             "number_literal" => parse_number(self.text(n)).unwrap_or(ExprKind::Float),
             "true" => ExprKind::Bool(true),
@@ -63,7 +71,7 @@ impl<'s> Lowerer<'s> {
                 ExprKind::Ident(self.text(n).split_whitespace().collect::<String>())
             }
             "parenthesized_expression" => {
-                return match n.named_child(0) {
+                return match first_named(n) {
                     Some(inner) => {
                         let mut e = self.expr(inner, depth + 1);
                         e.span = sp;

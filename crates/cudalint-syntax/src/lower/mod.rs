@@ -5,6 +5,7 @@
 //! lowers definitions (functions, structs, typedefs, `#define`s, templates), `decls.rs`
 //! declarations and types, `stmts.rs` statements, `exprs.rs` expressions and calls.
 
+mod comparisons;
 mod decls;
 mod exprs;
 mod items;
@@ -108,8 +109,20 @@ fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     n.named_children(&mut c).collect()
 }
 
+/// The last named child that is code: `if (x /* why */)` ends in a comment node.
 fn last_named(n: Node) -> Option<Node> {
-    n.named_child(n.named_child_count().checked_sub(1)?)
+    (0..n.named_child_count())
+        .rev()
+        .filter_map(|i| n.named_child(i))
+        .find(|c| c.kind() != "comment")
+}
+
+/// The first named child that is code: `else // why` puts a comment node before the block,
+/// `( /* why */ x)` and `return /* why */ x;` before the expression.
+fn first_named(n: Node) -> Option<Node> {
+    (0..n.named_child_count())
+        .filter_map(|i| n.named_child(i))
+        .find(|c| c.kind() != "comment")
 }
 
 fn all_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {

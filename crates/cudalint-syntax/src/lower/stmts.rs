@@ -1,7 +1,7 @@
 //! Statements: blocks, `if`, loops (a range-for over a braced list is the counted loop it
 //! is), returns and declarations in bodies. Expressions are `exprs.rs`.
 
-use super::{fid, last_named, named_children, span, Lowerer, MAX_DEPTH};
+use super::{fid, first_named, last_named, named_children, span, Lowerer, MAX_DEPTH};
 use crate::model::*;
 use tree_sitter::Node;
 
@@ -155,7 +155,7 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "expression_statement" => {
-                if let Some(e) = n.named_child(0) {
+                if let Some(e) = first_named(n) {
                     out.push(Stmt::Expr(self.expr(e, depth)));
                 }
             }
@@ -176,7 +176,7 @@ impl<'s> Lowerer<'s> {
                 let els = n
                     .child_by_field_id(fid().alternative.get())
                     .map(|e| {
-                        let inner = e.named_child(0);
+                        let inner = first_named(e);
                         self.body_of(inner, depth)
                     })
                     .unwrap_or_default();
@@ -253,7 +253,7 @@ impl<'s> Lowerer<'s> {
                 }
             }
             "return_statement" => {
-                let e = n.named_child(0).map(|e| self.expr(e, depth));
+                let e = first_named(n).map(|e| self.expr(e, depth));
                 out.push(Stmt::Return(e, span(n)));
             }
             "break_statement" => out.push(Stmt::Break),
