@@ -53,6 +53,8 @@ pub struct Cost {
     pub samples: u32,
     /// Whether the sampled warps and iterations disagreed (the figures are averages).
     pub varies: bool,
+    /// The block the sampled warps (and `lanes`) are of.
+    pub block_idx: [i64; 3],
 }
 
 impl Cost {
@@ -68,6 +70,7 @@ impl Cost {
             d_ty: None,
             d_iter: None,
             samples: 0,
+            block_idx: [0; 3],
             varies: false,
         }
     }
@@ -120,6 +123,15 @@ fn samples(
         }
     }
     out
+}
+
+/// The block whose warps are sampled: the middle of a grid the launch gives, else the first.
+fn inner_block(shape: &Shape) -> [i64; 3] {
+    if shape.grid_known {
+        shape.grid.map(|g| g / 2)
+    } else {
+        [0; 3]
+    }
 }
 
 /// (warp 0, iteration 0), (warp 1, iteration 0), (warp 0, iteration 1), as far as the grid has them.
@@ -175,7 +187,7 @@ type Sample = (i64, Option<(u32, i64)>);
 
 #[derive(Default)]
 pub struct MaskCache {
-    map: std::collections::HashMap<(usize, Sample), [bool; WARP]>,
+    map: std::collections::HashMap<(usize, [i64; 3], Sample), [bool; WARP]>,
 }
 
 /// One evaluated sample: the lanes' byte offsets, which lanes run, and the cost.
@@ -186,6 +198,7 @@ struct SampleResult {
     ideal: f64,
     /// Evaluated lane by lane (not the worst case a value read from memory is given).
     exact: bool,
+    block: [i64; 3],
 }
 
 fn eval_sample(
@@ -194,16 +207,18 @@ fn eval_sample(
     shape: &Shape,
     runtime: &[i64],
     sample: (i64, Option<(u32, i64)>),
+    at: [i64; 3],
     masks: &mut MaskCache,
 ) -> Result<Option<SampleResult>, String> {
-    let ws = WarpSample::new(
+    let mut ws = WarpSample::new(
         shape.block,
         shape.grid,
         sample.0,
         runtime,
         sample.1.as_slice(),
     );
-    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, sample);
+    ws.block_idx = at;
+    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, at, sample);
     let active = *masks
         .map
         .entry(key)
@@ -232,6 +247,7 @@ fn eval_sample(
                 cost,
                 ideal,
                 exact: false,
+                block: at,
             }));
         }
         Ok(addrs) => addrs,
@@ -245,6 +261,7 @@ fn eval_sample(
                 cost: count as f64 * per_lane,
                 ideal,
                 exact: false,
+                block: at,
             }));
         }
         Err(e) => return Err(e),
@@ -278,6 +295,7 @@ fn eval_sample(
         cost,
         ideal,
         exact: true,
+        block: at,
     }))
 }
 
@@ -351,10 +369,21 @@ pub fn evaluate_addr(
         return Cost::not_evaluated(Class::Unknown(reason.to_string()));
     }
     let all_warps = samples_every_warp(a, shape, runtime, masks);
-    let results = match sample_results(a, addr, shape, runtime, loops, all_warps, masks) {
-        Ok(r) => r,
-        Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
-    };
+    // a block inside the grid: ncu's figures are a mean over every block, and the first one
+    // is where a stencil's bounds checks (`r >= 0 && c >= 0`) switch lanes off; the first
+    // block still, for an access only it runs (`if (blockIdx.x == 0)`)
+    let inner = inner_block(shape);
+    let mut results =
+        match sample_results(a, addr, shape, runtime, loops, (all_warps, inner), masks) {
+            Ok(r) => r,
+            Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
+        };
+    if results.is_empty() && inner != [0; 3] {
+        results = match sample_results(a, addr, shape, runtime, loops, (all_warps, [0; 3]), masks) {
+            Ok(r) => r,
+            Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
+        };
+    }
     let Some(first) = results.first() else {
         return Cost::not_evaluated(Class::Unknown(
             "no lane of the sampled warps executes this access".into(),
@@ -411,7 +440,7 @@ pub fn active_warps(
     (0..warps)
         .filter(|&w| {
             let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &iters);
-            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, iter));
+            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, [0; 3], (w, iter));
             masks
                 .map
                 .entry(key)
@@ -442,7 +471,7 @@ fn samples_every_warp(
     per_iteration
         || [0, last].iter().any(|&w| {
             let ws = WarpSample::new(shape.block, shape.grid, w, runtime, &[]);
-            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, (w, None));
+            let key = (std::rc::Rc::as_ptr(&a.mask) as usize, [0; 3], (w, None));
             let active = *masks
                 .map
                 .entry(key)
@@ -459,14 +488,14 @@ fn sample_results(
     shape: &Shape,
     runtime: &[i64],
     loops: &[LoopInfo],
-    all_warps: bool,
+    (all_warps, at): (bool, [i64; 3]),
     masks: &mut MaskCache,
 ) -> Result<Vec<SampleResult>, String> {
     let grid = samples(a, shape, loops, all_warps);
     let probes = probe_samples(&grid);
     let mut results: Vec<SampleResult> = Vec::with_capacity(grid.len());
     for &p in &probes {
-        results.extend(eval_sample(a, addr, shape, runtime, p, masks)?);
+        results.extend(eval_sample(a, addr, shape, runtime, p, at, masks)?);
     }
     // Affine addresses only translate from one warp or iteration to the next: if the probes
     // are full warps translated by whole 128-byte rows (which keep sector and bank counts),
@@ -482,7 +511,7 @@ fn sample_results(
         });
     if !shortcut {
         for &g in grid.iter().filter(|g| !probes.contains(g)) {
-            results.extend(eval_sample(a, addr, shape, runtime, g, masks)?);
+            results.extend(eval_sample(a, addr, shape, runtime, g, at, masks)?);
         }
     }
     Ok(results)
@@ -548,6 +577,7 @@ fn describe(
         d_iter,
         samples: 0,
         varies: false,
+        block_idx: shown.block,
     };
     match a.space {
         Space::Shared => {

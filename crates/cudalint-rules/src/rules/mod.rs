@@ -111,8 +111,12 @@ pub(crate) fn lanes_text(a: &Access) -> Option<String> {
         cudalint_analysis::AccessOp::Store => "write",
         cudalint_analysis::AccessOp::Atomic => "update",
     };
+    let block = match a.cost.block_idx {
+        [0, 0, 0] => String::new(),
+        [x, y, z] => format!(" of block ({x}, {y}, {z})"),
+    };
     let mut s = format!(
-        "lanes {first}..{last} {verb} byte offsets {} of `{}`",
+        "lanes {first}..{last}{block} {verb} byte offsets {} of `{}`",
         offs.join(", "),
         a.base
     );
