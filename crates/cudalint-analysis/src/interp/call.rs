@@ -165,6 +165,7 @@ impl KernelRun<'_> {
         // holds in registers alone
         if argv.iter().any(|v| matches!(v, Val::Ptr(_))) {
             self.in_registers.clear();
+            self.clobbers += 1;
         }
         // `frexp((float)n, &e)`, `sincosf(x, &s, &c)`: a local passed by address is what the
         // call made it; for frexp of an integer that is its bit length
@@ -338,6 +339,7 @@ impl KernelRun<'_> {
                     self.rvalue(a);
                 }
                 self.in_registers.clear();
+                self.clobbers += 1;
                 Val::Unknown("void".into())
             }
             "__lane_id" | "laneid" => Val::Int(sym::var(Var::LaneId)),

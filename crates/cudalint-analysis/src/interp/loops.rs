@@ -97,11 +97,121 @@ impl KernelRun<'_> {
         }
         self.loop_stack.push(id);
         // iterations after the first do not see the values held before the loop
-        self.in_registers.clear();
+        let held = std::mem::take(&mut self.in_registers);
+        let (first, clobbers) = (self.accesses.len(), self.clobbers);
         self.stmts(body);
         self.in_registers.clear();
+        if self.clobbers == clobbers {
+            let body_mask = self.mask.clone();
+            self.keep_in_registers(id, first, &held, &body_mask);
+        }
         self.loop_stack.pop();
         self.mask = saved;
+    }
+}
+
+impl KernelRun<'_> {
+    /// A load in a loop whose address the loop does not move, stored back later in the body
+    /// with nothing else in it writing where it may be (`c[i] += a[i * n + k] * b[k * n + j]`,
+    /// `sdata[tid] += in[idx]` in a grid-stride loop), is kept in a register by nvcc: the
+    /// next iteration reads what this one stored. It is not issued in the loop at all: never,
+    /// when the thread held the value before the loop (`c[i] = 0;` above it), else once, before
+    /// it (measured on an H100: CoffeeBeforeArch's matrix multiply issues no load of `c`). The
+    /// store, too, goes after the loop when nothing else in the body may read the place.
+    fn keep_in_registers(
+        &mut self,
+        id: u32,
+        first: usize,
+        held: &[(crate::Space, std::rc::Rc<str>, sym::Sym, i64, sym::Sym)],
+        body_mask: &sym::Sym,
+    ) {
+        let body = &self.accesses[first..];
+        let same_place = |a: &super::RawAccess, b: &super::RawAccess| {
+            a.space == b.space
+                && a.base == b.base
+                && a.bytes == b.bytes
+                && sym::same(&a.addr, &b.addr)
+        };
+        let mut kept: Vec<(usize, bool)> = Vec::new();
+        let mut sunk: Vec<usize> = Vec::new();
+        for (i, load) in body.iter().enumerate() {
+            // a load under a condition of its own in the body (`if (tid < d) g[tid] += ...` of a
+            // halving loop) is issued where the condition holds: nvcc does not carry it over
+            if load.op != super::AccessOp::Load
+                || !std::rc::Rc::ptr_eq(&load.mask, body_mask)
+                || !matches!(load.space, crate::Space::Global | crate::Space::Shared)
+                || load.addr.data
+                || load.addr.unknown_reason().is_some()
+            {
+                continue;
+            }
+            let mut moves = false;
+            load.addr
+                .visit_vars(&mut |v| moves |= matches!(v, Var::LoopIter(l) if l >= id));
+            if moves {
+                continue;
+            }
+            let stored_back = body[i + 1..].iter().any(|s| {
+                s.op == super::AccessOp::Store
+                    && same_place(load, s)
+                    && (std::rc::Rc::ptr_eq(&load.mask, &s.mask)
+                        || sym::within(&load.mask, &s.mask))
+            });
+            // global pointers may alias each other; shared arrays do not
+            let written_elsewhere = body.iter().any(|s| {
+                s.op != super::AccessOp::Load
+                    && s.space == load.space
+                    && !same_place(load, s)
+                    && (load.space == crate::Space::Global || s.base == load.base)
+            });
+            if !stored_back || written_elsewhere {
+                continue;
+            }
+            let before_loop = held.iter().any(|(space, base, addr, bytes, _)| {
+                *space == load.space
+                    && **base == *load.base
+                    && *bytes == load.bytes
+                    && sym::same(addr, &load.addr)
+            });
+            kept.push((first + i, before_loop));
+            // and the store goes after the loop when nothing else in the body may read it
+            // (shared arrays do not alias each other; any global load may be the same memory)
+            let read_elsewhere = body.iter().any(|l| {
+                l.op == super::AccessOp::Load
+                    && l.space == load.space
+                    && !same_place(load, l)
+                    && (load.space == crate::Space::Global || l.base == load.base)
+            });
+            if !read_elsewhere {
+                sunk.extend(
+                    (i + 1..body.len())
+                        .filter(|&j| {
+                            body[j].op == super::AccessOp::Store && same_place(load, &body[j])
+                        })
+                        .map(|j| first + j),
+                );
+            }
+        }
+        for &at in &sunk {
+            let a = &mut self.accesses[at];
+            a.loops.retain(|&l| l < id);
+            a.assumptions.push(
+                "issued once after the loop: nvcc keeps the value in a register through it".into(),
+            );
+        }
+        for &(at, before_loop) in kept.iter().rev() {
+            if before_loop {
+                self.accesses.remove(at);
+            } else {
+                let a = &mut self.accesses[at];
+                a.loops.retain(|&l| l < id);
+                a.assumptions.push(
+                    "issued once before the loop: nvcc keeps the value in a register, each \
+                     iteration reading what the last one stored"
+                        .into(),
+                );
+            }
+        }
     }
 }
 

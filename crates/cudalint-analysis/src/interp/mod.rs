@@ -299,6 +299,9 @@ pub struct KernelRun<'p> {
     /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
     /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
     in_registers: Vec<(Space, Rc<str>, Sym, i64, Sym)>,
+    /// Barriers, fences and calls given pointers run so far: what may write memory behind
+    /// this thread's back (a loop with none in its body may keep a value in a register).
+    clobbers: u32,
     /// Pointer parameters the launch passes `0` or `nullptr` for: the value is 0 (so `if (p)`
     /// is decided), but an access through one that nothing guards is still the kernel's
     /// access, priced as through the pointer it stands for.
@@ -346,6 +349,7 @@ impl<'p> KernelRun<'p> {
             static_depth: 0,
             steps: 0,
             in_registers: Vec::new(),
+            clobbers: 0,
             objects: Vec::new(),
             fields: Vec::new(),
             next_this: None,
