@@ -348,8 +348,21 @@ impl KernelRun<'_> {
         let v = match v {
             Val::Unknown(_) if self.is_object_type(&ty) => {
                 let key = self.objects.len();
+                // a copy of another local object (`Matrix sub = GetSubMatrix(A, r, c);`, the
+                // struct a helper built and returned) holds what its members held
+                let copied = self.local_object(&v).map(|(_, from)| from);
                 self.objects.push((d.name.as_str().into(), ty.clone(), key));
+                if let Some(from) = copied {
+                    let members: Vec<_> = self
+                        .fields
+                        .iter()
+                        .filter(|(k, ..)| *k == from)
+                        .map(|(_, n, v)| (key, n.clone(), v.clone()))
+                        .collect();
+                    self.fields.extend(members);
+                }
                 match &d.init {
+                    _ if copied.is_some() => {}
                     Some(Expr {
                         kind: ExprKind::Init(args),
                         ..
