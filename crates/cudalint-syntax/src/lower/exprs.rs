@@ -364,6 +364,9 @@ impl<'s> Lowerer<'s> {
             });
         }
         let short = callee.rsplit("::").next().unwrap_or(&callee);
+        if matches!(short, "cudaLaunchCooperativeKernel" | "cudaLaunchKernel") && args.len() >= 3 {
+            self.runtime_launch(n, &args, depth);
+        }
         if matches!(
             short,
             "static_cast" | "reinterpret_cast" | "const_cast" | "dynamic_cast"
@@ -391,6 +394,62 @@ impl<'s> Lowerer<'s> {
             },
             span: sp,
         }
+    }
+}
+
+impl Lowerer<'_> {
+    /// `cudaLaunchCooperativeKernel((void*)k<T>, grid, block, args, smem, stream)` and
+    /// `cudaLaunchKernel(...)`: a launch of `k` with that grid and block. Its arguments go
+    /// through an array of pointers and are not bound.
+    fn runtime_launch(&mut self, call: Node, args: &[Expr], depth: usize) {
+        let Some(first) = call
+            .child_by_field_id(fid().arguments.get())
+            .and_then(|a| named_children(a).into_iter().next())
+        else {
+            return;
+        };
+        let mut k = first;
+        loop {
+            k = match k.kind() {
+                "cast_expression" => match k.child_by_field_id(fid().value.get()) {
+                    Some(v) => v,
+                    None => return,
+                },
+                "parenthesized_expression" | "pointer_expression" => match super::last_named(k) {
+                    Some(v) => v,
+                    None => return,
+                },
+                // `reinterpret_cast<void*>(k)`
+                "call_expression" => match k
+                    .child_by_field_id(fid().arguments.get())
+                    .and_then(|a| named_children(a).into_iter().next())
+                {
+                    Some(v) => v,
+                    None => return,
+                },
+                _ => break,
+            };
+        }
+        let (name, template_args) = match k.kind() {
+            "identifier" | "qualified_identifier" => (self.text(k).to_string(), Vec::new()),
+            "template_function" => {
+                let Some(name) = k.child_by_field_id(fid().name.get()) else {
+                    return;
+                };
+                let targs = self.template_args(k.child_by_field_id(fid().arguments.get()), depth);
+                (self.text(name).to_string(), targs)
+            }
+            _ => return,
+        };
+        let name: String = name.split_whitespace().collect();
+        self.model.launches.push(Launch {
+            kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
+            template_args,
+            config: args[1..3].to_vec(),
+            args: Vec::new(),
+            span: span(call),
+            host_fn: self.current_fn,
+        });
     }
 }
 
