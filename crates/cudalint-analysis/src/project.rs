@@ -385,7 +385,7 @@ pub fn callees(func: &Function) -> std::collections::BTreeSet<&str> {
 }
 
 /// Every call expression in statements, outermost first.
-fn calls_in<'a>(body: &'a [Stmt], out: &mut Vec<&'a Expr>) {
+pub(crate) fn calls_in<'a>(body: &'a [Stmt], out: &mut Vec<&'a Expr>) {
     fn expr<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, depth: usize) {
         if depth > 64 {
             return;

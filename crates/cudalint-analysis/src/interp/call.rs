@@ -126,7 +126,7 @@ impl KernelRun<'_> {
         if let Some(v) = self.cooperative_groups(name, targs, span) {
             return v;
         }
-        if let Some(v) = warp_intrinsic(name) {
+        if let Some(v) = warp_intrinsic(name, &argv, span) {
             return v;
         }
         if let Some(v) = value_builtin(name, &argv) {

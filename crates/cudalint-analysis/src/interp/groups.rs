@@ -129,8 +129,28 @@ fn linear3(xyz: [Var; 3], dims: [Var; 2]) -> Sym {
 }
 
 /// Warp-wide intrinsics (`__shfl_*`, `__ballot_sync`, `__any_sync`, `__all_sync`): their results
-/// are values other lanes held, data as far as an address is concerned.
-pub(super) fn warp_intrinsic(name: &str) -> Option<Val> {
+/// are values other lanes held, data as far as an address is concerned. But
+/// `__shfl_sync(mask, v, src)` over the whole warp with `src` the same in every lane hands
+/// every lane one value: `v` itself when `v` is the same in every lane, else one unknown value
+/// for the warp (a lane's page number broadcast from lane 0, `page_number * per_page + lane`,
+/// is a warp's contiguous run, not a gather).
+pub(super) fn warp_intrinsic(name: &str, args: &[Val], span: Span) -> Option<Val> {
+    if name == "__shfl_sync" && matches!(args.len(), 3 | 4) {
+        let whole_warp = args.get(3).is_none_or(|w| w.sym().as_const() == Some(32));
+        let src = args[2].sym();
+        if whole_warp && !src.lane_varying && !src.data && src.unknown_reason().is_none() {
+            let v = args[1].sym();
+            if !v.lane_varying && v.unknown_reason().is_none() {
+                return Some(Val::Int(v));
+            }
+            // one value for the warp, its own for each call site
+            let site = sym::konst((1 << 40) + i64::from(span.start));
+            return Some(Val::Int(sym::loaded(
+                site,
+                "a value broadcast by `__shfl_sync`",
+            )));
+        }
+    }
     (name.starts_with("__shfl")
         || name.starts_with("__ballot")
         || name.starts_with("__any")

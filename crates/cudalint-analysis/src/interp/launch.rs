@@ -244,6 +244,7 @@ impl KernelRun<'_> {
         if let Some(body) = &host.body {
             collect_decls_before(body, before, &mut stmts);
             modified_before(body, before, false, &mut modified);
+            self.passed_by_reference(body, before, &mut modified);
         }
         let (stmts, needed) = slice(&stmts, needed);
         // the host function's parameters shadow file-scope names of the same spelling
@@ -274,6 +275,41 @@ impl KernelRun<'_> {
             if matches!(self.lookup_local(&name), Some(Val::Int(_))) {
                 let reason = format!("`{name}` is changed before the launch in `{}`", host.name);
                 self.assign_local(&name, Val::Unknown(reason.into()));
+            }
+        }
+    }
+
+    /// Variables a host function passes, before byte `before`, to a function that takes them
+    /// by non-const reference (`setup(args, &ptr, allocation_size)` with `size_t&
+    /// allocation_size`): what they hold at the launch is that function's doing.
+    fn passed_by_reference(
+        &self,
+        body: &[Stmt],
+        before: u32,
+        out: &mut std::collections::BTreeSet<String>,
+    ) {
+        let mut calls = Vec::new();
+        crate::project::calls_in(body, &mut calls);
+        for call in calls.into_iter().filter(|c| c.span.start < before) {
+            let ExprKind::Call { callee, args, .. } = &call.kind else {
+                continue;
+            };
+            for (i, a) in args.iter().enumerate() {
+                let ExprKind::Ident(n) = &a.kind else {
+                    continue;
+                };
+                let by_ref = self
+                    .project
+                    .device_functions(callee, args.len(), self.file())
+                    .iter()
+                    .any(|(_, f)| {
+                        f.params
+                            .get(i)
+                            .is_some_and(|p| p.is_reference && !p.ty.is_const)
+                    });
+                if by_ref {
+                    out.insert(n.clone());
+                }
             }
         }
     }
