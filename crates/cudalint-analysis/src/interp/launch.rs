@@ -95,6 +95,25 @@ impl KernelRun<'_> {
         out
     }
 
+    /// A frame and scope for evaluating a call's arguments in its (host) caller, in `file`,
+    /// with the caller's template parameters bound to `template`; the scope depth to truncate
+    /// back to.
+    fn enter_host_caller(&mut self, file: usize, template: Vec<(String, TArg)>) -> usize {
+        let base = self.scopes.len();
+        self.frames.push(Frame {
+            scope_base: base,
+            file,
+            ret: None,
+            returns: Returns::default(),
+            refs: Vec::new(),
+            template,
+            owner: None,
+            this: None,
+        });
+        self.scopes.push(Vec::new());
+        base
+    }
+
     /// The template arguments of one call of `host`, evaluated in its caller's scope (the
     /// caller's own template parameters bound to `caller_template`).
     fn call_template(
@@ -105,18 +124,7 @@ impl KernelRun<'_> {
         args: &[Expr],
         caller_template: Vec<(String, TArg)>,
     ) -> Vec<(String, TArg)> {
-        let base = self.scopes.len();
-        self.frames.push(Frame {
-            scope_base: base,
-            file: cfile,
-            ret: None,
-            returns: Returns::default(),
-            refs: Vec::new(),
-            template: caller_template,
-            owner: None,
-            this: None,
-        });
-        self.scopes.push(Vec::new());
+        let base = self.enter_host_caller(cfile, caller_template);
         let mut needed = std::collections::HashSet::new();
         for a in args {
             names_read(a, &mut needed, 0);
@@ -337,18 +345,7 @@ impl KernelRun<'_> {
                 continue;
             }
             let arg = args.get(index).or(host.params[index].default.as_ref())?;
-            let base = self.scopes.len();
-            self.frames.push(Frame {
-                scope_base: base,
-                file: cfile,
-                ret: None,
-                returns: Returns::default(),
-                refs: Vec::new(),
-                template: Vec::new(),
-                owner: None,
-                this: None,
-            });
-            self.scopes.push(Vec::new());
+            let base = self.enter_host_caller(cfile, Vec::new());
             let mut needed = std::collections::HashSet::new();
             names_read(arg, &mut needed, 0);
             self.host_scope(caller, call.span.start, needed, depth + 1);

@@ -7,6 +7,7 @@
 
 use super::{fid, named_children, span, Lowerer};
 use crate::model::*;
+use crate::preprocess::condition::precedence;
 use tree_sitter::Node;
 
 enum Token {
@@ -42,22 +43,6 @@ fn template_operand(n: Node) -> Option<Node> {
         [a] if a.kind() != "type_descriptor" => Some(*a),
         _ => None,
     }
-}
-
-fn precedence(op: &str) -> Option<u8> {
-    Some(match op {
-        "||" => 1,
-        "&&" => 2,
-        "|" => 3,
-        "^" => 4,
-        "&" => 5,
-        "==" | "!=" => 6,
-        "<" | "<=" | ">" | ">=" => 7,
-        "<<" | ">>" => 8,
-        "+" | "-" => 9,
-        "*" | "/" | "%" => 10,
-        _ => return None,
-    })
 }
 
 impl Lowerer<'_> {

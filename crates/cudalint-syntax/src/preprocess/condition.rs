@@ -170,18 +170,8 @@ impl Parser<'_, '_> {
     fn binary(&mut self, min_prec: u8) -> Val {
         let mut lhs = self.unary()?;
         while let Some(op) = self.peek_op() {
-            let prec = match op {
-                "||" => 1,
-                "&&" => 2,
-                "|" => 3,
-                "^" => 4,
-                "&" => 5,
-                "==" | "!=" => 6,
-                "<" | ">" | "<=" | ">=" => 7,
-                "<<" | ">>" => 8,
-                "+" | "-" => 9,
-                "*" | "/" | "%" => 10,
-                _ => break,
+            let Some(prec) = precedence(op) else {
+                break;
             };
             if prec < min_prec {
                 break;
@@ -307,6 +297,24 @@ fn apply(op: &str, a: Option<i64>, b: Option<i64>) -> Option<i64> {
         "*" => a.wrapping_mul(b),
         "/" => a.checked_div(b)?,
         "%" => a.checked_rem(b)?,
+        _ => return None,
+    })
+}
+
+/// C's binary operators, loosest first: what `#if` conditions and the comparisons
+/// tree-sitter misreads as templates (`lower/comparisons.rs`) are parsed with.
+pub(crate) fn precedence(op: &str) -> Option<u8> {
+    Some(match op {
+        "||" => 1,
+        "&&" => 2,
+        "|" => 3,
+        "^" => 4,
+        "&" => 5,
+        "==" | "!=" => 6,
+        "<" | ">" | "<=" | ">=" => 7,
+        "<<" | ">>" => 8,
+        "+" | "-" => 9,
+        "*" | "/" | "%" => 10,
         _ => return None,
     })
 }

@@ -3,7 +3,7 @@
 //! spaces of the same length, newlines kept, so every span and line still points into the
 //! file as the user wrote it.
 
-mod condition;
+pub(crate) mod condition;
 mod conditional;
 mod grammar_gaps;
 mod modern_cpp;
