@@ -126,7 +126,7 @@ fn samples(
 }
 
 /// The block whose warps are sampled: the middle of a grid the launch gives, else the first.
-fn inner_block(shape: &Shape) -> [i64; 3] {
+pub(crate) fn inner_block(shape: &Shape) -> [i64; 3] {
     if shape.grid_known {
         shape.grid.map(|g| g / 2)
     } else {
@@ -150,7 +150,7 @@ fn probe_samples(grid: &[(i64, Option<(u32, i64)>)]) -> Vec<(i64, Option<(u32, i
     out
 }
 
-fn active_lanes(ws: &WarpSample, mask: &Sym) -> [bool; WARP] {
+pub(crate) fn active_lanes(ws: &WarpSample, mask: &Sym) -> [bool; WARP] {
     let mut active = ws.active;
     if let Ok(m) = ws.eval(mask) {
         for l in 0..WARP {

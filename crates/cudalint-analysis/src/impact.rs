@@ -110,9 +110,13 @@ pub fn estimate(
         .collect();
     let warps_per_block = mean_active_warps(a, shape, values, counts.last(), masks);
     let (blocks, grid_from) = match &shape.source {
-        ShapeSource::Launch(at) if shape.grid_known => {
-            (Some(shape.grid.iter().product::<i64>().max(1)), Some(*at))
-        }
+        ShapeSource::Launch(at) if shape.grid_known => (
+            Some(
+                blocks_running(a, c, shape, values)
+                    .unwrap_or_else(|| shape.grid.iter().product::<i64>().max(1)),
+            ),
+            Some(*at),
+        ),
         _ => (None, None),
     };
     Some(Impact {
@@ -123,6 +127,31 @@ pub fn estimate(
         blocks,
         grid_from,
     })
+}
+
+/// The blocks with a lane at an access that the middle block of the grid does not run, and
+/// the first does (`if (blockIdx.x == 0 && threadIdx.x == 0)`: one block, not the grid), each
+/// block's warps evaluated in turn; `None` for any other access (every block runs it) and
+/// for grids too large to go through.
+fn blocks_running(a: &RawAccess, c: &Cost, shape: &Shape, values: &[i64]) -> Option<i64> {
+    const MAX_BLOCKS: i64 = 1 << 16;
+    let fell_back = c.samples > 0 && c.block_idx == [0; 3] && cost::inner_block(shape) != [0; 3];
+    let total = shape.grid.iter().product::<i64>();
+    if !fell_back || total > MAX_BLOCKS {
+        return None;
+    }
+    let threads = shape.block.iter().product::<i64>().max(1);
+    let warps = (threads + WARP as i64 - 1) / WARP as i64;
+    let [gx, gy, _] = shape.grid.map(|g| g.max(1));
+    let runs = |b: i64| {
+        let at = [b % gx, (b / gx) % gy, b / (gx * gy)];
+        (0..warps).any(|w| {
+            let mut ws = WarpSample::new(shape.block, shape.grid, w, values, &[]);
+            ws.block_idx = at;
+            cost::active_lanes(&ws, &a.mask).iter().any(|on| *on)
+        })
+    };
+    Some((0..total).filter(|&b| runs(b)).count().max(1) as i64)
 }
 
 /// Active warps per block, averaged over the innermost loop's iterations when the access's
