@@ -223,6 +223,9 @@ fn error_regions(root: tree_sitter::Node) -> Vec<Span> {
     let mut cursor = root.walk();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
+        if lower::braced_launch_shape(n) {
+            continue;
+        }
         if n.is_error() || n.is_missing() {
             out.push(Span::new(n.start_byte(), n.end_byte()));
         } else if n.has_error() {
@@ -236,6 +239,32 @@ fn error_regions(root: tree_sitter::Node) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_braced_block_shape_in_a_launch_is_no_parse_error() {
+        // NVIDIA's multi-GPU Jacobi samples: every file had a parse-error region here
+        let src = "template <int X, int Y> __global__ void k(float* a) {}\n\
+                   void f(float* a, cudaStream_t s) {\n\
+                   k<32, 8><<<4, {32, 8, 1}, 0, s>>>(a);\n\
+                   }\n";
+        let parsed = parse(src).unwrap();
+        assert!(
+            parsed.model.error_regions.is_empty(),
+            "{:?}",
+            parsed.model.error_regions
+        );
+        assert_eq!(parsed.model.launches.len(), 1);
+        assert!(matches!(
+            parsed.model.launches[0].config[1].kind,
+            ExprKind::Init(_)
+        ));
+        // a type missing anywhere else still is one
+        assert!(!parse("void f() { int x = (int){1}; float y = ; }")
+            .unwrap()
+            .model
+            .error_regions
+            .is_empty());
+    }
 
     #[test]
     fn flag_defines_are_added_once_and_survive_an_edit() {

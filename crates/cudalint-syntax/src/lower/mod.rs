@@ -237,10 +237,25 @@ impl<'s> Lowerer<'s> {
     }
 }
 
+/// The type tree-sitter-cuda finds missing before a braced block shape in a launch
+/// (`k<<<grid, {32, 8, 1}, 0, stream>>>`, NVIDIA's multi-GPU Jacobi samples): it reads the
+/// braces as a compound literal without its type, which is what the launch means (a `dim3`
+/// made in place), so it is no parse error.
+pub(crate) fn braced_launch_shape(n: Node) -> bool {
+    n.is_missing()
+        && n.parent().is_some_and(|p| {
+            p.kind() == "compound_literal_expression"
+                && p.parent().is_some_and(|g| g.kind() == "kernel_call_syntax")
+        })
+}
+
 fn first_error(n: Node) -> Option<Span> {
     let mut c = n.walk();
     let mut stack = vec![n];
     while let Some(x) = stack.pop() {
+        if braced_launch_shape(x) {
+            continue;
+        }
         if x.is_error() || x.is_missing() {
             return Some(span(x));
         }
