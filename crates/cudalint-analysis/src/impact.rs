@@ -131,8 +131,8 @@ pub fn estimate(
 
 /// The blocks with a lane at an access that the middle block of the grid does not run, and
 /// the first does (`if (blockIdx.x == 0 && threadIdx.x == 0)`: one block, not the grid), each
-/// block's warps evaluated in turn; `None` for any other access (every block runs it) and
-/// for grids too large to go through.
+/// block's warps that run it in the first evaluated in turn; `None` for any other access
+/// (every block runs it) and for grids too large to go through.
 fn blocks_running(a: &RawAccess, c: &Cost, shape: &Shape, values: &[i64]) -> Option<i64> {
     const MAX_BLOCKS: i64 = 1 << 16;
     let fell_back = c.samples > 0 && c.block_idx == [0; 3] && cost::inner_block(shape) != [0; 3];
@@ -142,14 +142,21 @@ fn blocks_running(a: &RawAccess, c: &Cost, shape: &Shape, values: &[i64]) -> Opt
     }
     let threads = shape.block.iter().product::<i64>().max(1);
     let warps = (threads + WARP as i64 - 1) / WARP as i64;
+    let on = |w: i64, at: [i64; 3]| {
+        let mut ws = WarpSample::new(shape.block, shape.grid, w, values, &[]);
+        ws.block_idx = at;
+        cost::active_lanes(&ws, &a.mask).iter().any(|on| *on)
+    };
+    // the warps that run it in the first block stand for every block's (`threadIdx.x == 0`
+    // is warp 0 wherever): one evaluation a block, not one a warp
+    let lead: Vec<i64> = (0..warps).filter(|&w| on(w, [0; 3])).collect();
+    if lead.is_empty() || total * lead.len() as i64 > MAX_BLOCKS {
+        return None;
+    }
     let [gx, gy, _] = shape.grid.map(|g| g.max(1));
     let runs = |b: i64| {
         let at = [b % gx, (b / gx) % gy, b / (gx * gy)];
-        (0..warps).any(|w| {
-            let mut ws = WarpSample::new(shape.block, shape.grid, w, values, &[]);
-            ws.block_idx = at;
-            cost::active_lanes(&ws, &a.mask).iter().any(|on| *on)
-        })
+        lead.iter().any(|&w| on(w, at))
     };
     Some((0..total).filter(|&b| runs(b)).count().max(1) as i64)
 }

@@ -252,9 +252,11 @@ impl KernelRun<'_> {
         if let Some(body) = &host.body {
             collect_decls_before(body, before, &mut stmts);
             modified_before(body, before, false, &mut modified);
-            self.passed_by_reference(body, before, &mut modified);
         }
         let (stmts, needed) = slice(&stmts, needed);
+        if let Some(body) = &host.body {
+            self.passed_by_reference(body, before, &needed, &mut modified);
+        }
         // the host function's parameters shadow file-scope names of the same spelling
         for (i, p) in host.params.iter().enumerate() {
             // a pointer keeps its element type (template arguments are deduced from it)
@@ -287,13 +289,14 @@ impl KernelRun<'_> {
         }
     }
 
-    /// Variables a host function passes, before byte `before`, to a function that takes them
+    /// Variables among `needed` a host function passes, before byte `before`, to a function that takes them
     /// by non-const reference (`setup(args, &ptr, allocation_size)` with `size_t&
     /// allocation_size`): what they hold at the launch is that function's doing.
     fn passed_by_reference(
         &self,
         body: &[Stmt],
         before: u32,
+        needed: &std::collections::HashSet<&str>,
         out: &mut std::collections::BTreeSet<String>,
     ) {
         let mut calls = Vec::new();
@@ -303,9 +306,14 @@ impl KernelRun<'_> {
                 continue;
             };
             for (i, a) in args.iter().enumerate() {
+                // only what the launch depends on: a host file of many launches and calls
+                // looks up few callees
                 let ExprKind::Ident(n) = &a.kind else {
                     continue;
                 };
+                if !needed.contains(n.as_str()) {
+                    continue;
+                }
                 let by_ref = self
                     .project
                     .device_functions(callee, args.len(), self.file())
