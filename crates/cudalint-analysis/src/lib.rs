@@ -213,6 +213,7 @@ pub fn configurations(
         }
     }
     let mut unresolved = None;
+    let mut form = None;
     {
         for (fi, l) in launches_of(project, kernel) {
             let mut run = interp::KernelRun::new(project, options);
@@ -221,6 +222,9 @@ pub fn configurations(
                     Some(b) if b.iter().all(|x| *x > 0) && b.iter().product::<i64>() <= 4096 => b,
                     _ => {
                         unresolved.get_or_insert((fi, l.span));
+                        if form.is_none() {
+                            form = v.block_form;
+                        }
                         continue;
                     }
                 };
@@ -244,6 +248,15 @@ pub fn configurations(
         }
     }
     if out.is_empty() {
+        // the size assumed (or given by `__launch_bounds__`) in the launch's shape, unless a
+        // shape was configured
+        let configured_shape = fallback_block[1] * fallback_block[2] > 1;
+        if let Some(b) = form
+            .filter(|_| !configured_shape)
+            .and_then(|f| interp::block_of_form(f, fallback_block[0]))
+        {
+            fallback_block = b;
+        }
         if let (Some(loc), ShapeSource::Default) = (unresolved, &fallback_source) {
             fallback_source = ShapeSource::Unresolved(loc);
         }

@@ -569,7 +569,7 @@ mod specifier_tests {
                 "HDI:Device",
                 "KERNEL:Global",
                 "LB(:Other",
-                "RESTRICT:Other"
+                "RESTRICT:Restrict"
             ]
         );
         assert_eq!(names(1), names(0));

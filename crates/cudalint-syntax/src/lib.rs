@@ -241,6 +241,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn restrict_and_volatile_qualifiers_are_kept() {
+        // (`#define RESTRICT __restrict__` is read by the run's specifier macros:
+        // fixtures/register_reuse.cu)
+        let src = "__global__ void k(const float* __restrict__ a, float* restrict b,\n\
+                   float* __restrict c, volatile float* s, float* d) {\n\
+                   volatile __shared__ int flag[1];\n\
+                   }\n";
+        let parsed = parse(src).unwrap();
+        let k = &parsed.model.functions[0];
+        let restrict: Vec<_> = k.params.iter().map(|p| p.is_restrict).collect();
+        assert_eq!(restrict, [true, true, true, false, false]);
+        assert!(k.params[3].ty.is_volatile && !k.params[4].ty.is_volatile);
+        let Some(Stmt::Decl(flag)) = k.body.as_ref().and_then(|b| b.first()) else {
+            panic!("{:?}", k.body);
+        };
+        assert!(flag.ty.is_volatile && flag.shared);
+    }
+
+    #[test]
     fn a_braced_block_shape_in_a_launch_is_no_parse_error() {
         // NVIDIA's multi-GPU Jacobi samples: every file had a parse-error region here
         let src = "template <int X, int Y> __global__ void k(float* a) {}\n\

@@ -25,6 +25,8 @@ pub struct TypeRef {
     pub name: String,
     pub pointer_depth: u8,
     pub is_const: bool,
+    /// `volatile`: every read and write goes to memory, none is kept in a register.
+    pub is_volatile: bool,
 }
 
 impl TypeRef {
@@ -33,6 +35,7 @@ impl TypeRef {
             name: name.to_string(),
             pointer_depth: 0,
             is_const: false,
+            is_volatile: false,
         }
     }
 }
@@ -277,6 +280,10 @@ pub struct Param {
     pub name: String,
     pub ty: TypeRef,
     pub is_reference: bool,
+    /// `float* __restrict__ p`: nothing else the function reaches aliases what `p` points to,
+    /// so nvcc keeps values loaded through it (or through others past stores to it) in
+    /// registers.
+    pub is_restrict: bool,
     /// An array parameter's dimensions after the first, which decays to the pointer
     /// (`float a[6][24][24]` is a pointer to `float[24][24]`).
     pub dims: Vec<Dim>,

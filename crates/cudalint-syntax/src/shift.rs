@@ -182,6 +182,7 @@ impl Shift for Param {
             name: _,
             ty: _,
             is_reference: _,
+            is_restrict: _,
             dims,
             default,
             span,

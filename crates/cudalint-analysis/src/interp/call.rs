@@ -163,7 +163,9 @@ impl KernelRun<'_> {
         // a call cudalint cannot see into may write memory through the pointers it is given;
         // one given none (`sqrt(x)`, `__expf(y)`, `__float2half(z)`) leaves what this thread
         // holds in registers alone
-        if argv.iter().any(|v| matches!(v, Val::Ptr(_))) {
+        // the device runtime's calls (`cudaGraphSetConditional`, `cudaLaunchDevice`) are
+        // functions nvcc cannot see into either
+        if argv.iter().any(|v| matches!(v, Val::Ptr(_))) || name.starts_with("cuda") {
             self.in_registers.clear();
             self.clobbers += 1;
         }
@@ -189,12 +191,10 @@ impl KernelRun<'_> {
                     self.assign_member(m, set_by());
                     continue;
                 }
-                ExprKind::Field {
-                    base, field, arrow, ..
-                } => {
+                ExprKind::Field { base, field, .. } => {
                     if is_this(base) {
                         self.assign_member(field, set_by());
-                    } else if !*arrow {
+                    } else {
                         self.assign_object_field(base, field, set_by());
                     }
                     continue;
@@ -341,6 +341,15 @@ impl KernelRun<'_> {
                 self.in_registers.clear();
                 self.clobbers += 1;
                 Val::Unknown("void".into())
+            }
+            // `cg::sync(cta)`, and the barriers that also reduce a predicate over the block
+            n if n == "sync" || n.ends_with("::sync") || n.starts_with("__syncthreads_") => {
+                for a in args {
+                    self.rvalue(a);
+                }
+                self.in_registers.clear();
+                self.clobbers += 1;
+                Val::Int(sym::data(format!("result of `{n}`")))
             }
             "__lane_id" | "laneid" => Val::Int(sym::var(Var::LaneId)),
             // bit intrinsics are exact functions of their argument, lane by lane
@@ -529,9 +538,13 @@ impl KernelRun<'_> {
                 }
             }
         }
+        let restrict_before = self.restrict.len();
         for (p, v) in f.params.iter().zip(argv) {
             let v = match v {
                 Val::Ptr(mut ptr) if p.ty.pointer_depth > 0 => {
+                    if p.is_restrict && ptr.space == Space::Global {
+                        self.restrict.push(ptr.base.clone());
+                    }
                     let mut elem = self.resolve_type(&p.ty);
                     elem.pointer_depth -= 1;
                     if !p.dims.is_empty() {
@@ -573,6 +586,7 @@ impl KernelRun<'_> {
         self.mask = mask;
         self.site_override = site_override;
         self.call_sites.pop();
+        self.restrict.truncate(restrict_before);
         let Some(frame) = self.frames.pop() else {
             return Ok(Val::Unknown(format!("`{name}` returns no value").into()));
         };

@@ -11,9 +11,12 @@ use std::rc::Rc;
 impl KernelRun<'_> {
     /// Evaluates without recording accesses (bounds, steps, sizes).
     pub(super) fn pure_rvalue(&mut self, e: &Expr) -> Val {
-        let n = self.accesses.len();
+        // nor does it leave values in registers (a loop's step `s += val[node]` is evaluated
+        // before the loop runs)
+        let (n, held) = (self.accesses.len(), self.in_registers.len());
         let v = self.rvalue(e);
         self.accesses.truncate(n);
+        self.in_registers.truncate(held);
         v
     }
 
@@ -50,10 +53,11 @@ impl KernelRun<'_> {
                 if let (true, Some(v)) = (is_this(base), self.this_field(field)) {
                     return v;
                 }
+                // `p->current` where `p` is a local object's address (`gpu_first(&p)`)
+                if let Some(v) = self.object_field(base, field) {
+                    return v;
+                }
                 if !*arrow {
-                    if let Some(v) = self.object_field(base, field) {
-                        return v;
-                    }
                     if let Some(v) = self.value_field(base, field) {
                         return v;
                     }
@@ -166,14 +170,22 @@ impl KernelRun<'_> {
     /// Unary operators other than `*p` (a place): `&a[i]` is a pointer, `++i` an update.
     fn unary(&mut self, op: UnOp, arg: &Expr) -> Val {
         match op {
-            UnOp::AddrOf => match self.place(arg) {
-                Some(p) => Val::Ptr(p.ptr),
-                None => match self.whole_array(arg) {
-                    // `(T*)&smem`: the address of an array is the address of its first element
-                    Some(p) => Val::Ptr(p),
-                    None => Val::Unknown("address of a local variable".into()),
-                },
-            },
+            UnOp::AddrOf => {
+                // a local object's address stands for the object: a helper's `p->f` is its
+                // member (`gpu_first(&p)`)
+                if let Some(obj) = self.local_object_named(arg) {
+                    return obj;
+                }
+                match self.place(arg) {
+                    Some(p) => Val::Ptr(p.ptr),
+                    None => match self.whole_array(arg) {
+                        // `(T*)&smem`: the address of an array is the address of its first
+                        // element
+                        Some(p) => Val::Ptr(p),
+                        None => Val::Unknown("address of a local variable".into()),
+                    },
+                }
+            }
             UnOp::Neg => Val::Int(sym::un(UnaryOp::Neg, self.rvalue(arg).sym())),
             UnOp::Plus => self.rvalue(arg),
             UnOp::Not => Val::Int(sym::un(UnaryOp::Not, self.rvalue(arg).sym())),

@@ -101,7 +101,12 @@ impl KernelRun<'_> {
             ("dim_blocks", -1) => Some(self.lookup("gridDim", span)),
             ("thread_index", _) => Some(self.lookup("threadIdx", span)),
             ("group_dim" | "dim_threads", _) => Some(self.lookup("blockDim", span)),
-            ("sync", _) => Some(Val::Unknown("void".into())),
+            // a barrier: what other threads wrote is visible, nothing is known held
+            ("sync", _) => {
+                self.in_registers.clear();
+                self.clobbers += 1;
+                Some(Val::Unknown("void".into()))
+            }
             (m, _)
                 if m.starts_with("shfl")
                     || m.starts_with("ballot")

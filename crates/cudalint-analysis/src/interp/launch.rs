@@ -14,7 +14,27 @@ const MAX_HOST_CALLS: usize = 8;
 pub struct LaunchValues {
     pub block: Option<[i64; 3]>,
     pub grid: Option<[i64; 3]>,
+    /// A block made of runtime values: the components that are known (`dim3 b(t, t)` is two
+    /// unknown, `dim3 b(32, t)` one), so an assumed size can take the launch's shape.
+    pub block_form: Option<[Option<i64>; 3]>,
     pub bindings: Bindings,
+}
+
+/// A block of `threads` threads shaped as a launch's `form`: its unknown components share
+/// what the known ones leave, as equal powers of two (`dim3(t, t)` with 256 threads is
+/// (16, 16, 1); `dim3(t, 4)` is (64, 4, 1)).
+pub fn block_of_form(form: [Option<i64>; 3], threads: i64) -> Option<[i64; 3]> {
+    let known: i64 = form.iter().flatten().product();
+    let unknown = form.iter().filter(|c| c.is_none()).count() as u32;
+    if unknown == 0 || known <= 0 {
+        return None;
+    }
+    let share = (threads / known).max(1);
+    let mut each = 1i64;
+    while (each * 2).pow(unknown) <= share {
+        each *= 2;
+    }
+    Some(form.map(|c| c.unwrap_or(each)))
 }
 
 impl KernelRun<'_> {
@@ -210,6 +230,19 @@ impl KernelRun<'_> {
         };
         let grid = launch.config.first().and_then(|e| as3(self, e));
         let block = launch.config.get(1).and_then(|e| as3(self, e));
+        let block_form = match (&block, launch.config.get(1)) {
+            (None, Some(e)) => {
+                let v = match &e.kind {
+                    ExprKind::Init(items) => self.dim3_from(items),
+                    _ => self.pure_rvalue(e),
+                };
+                match v {
+                    Val::Dim3(c) => Some(c.map(|s| s.as_const())),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         let mut bindings = Bindings {
             template_args: self.launch_template_args(launch, kernel),
             params: Vec::new(),
@@ -231,6 +264,7 @@ impl KernelRun<'_> {
         LaunchValues {
             block,
             grid,
+            block_form,
             bindings,
         }
     }
@@ -555,7 +589,11 @@ fn template_arg_names<'a>(t: &'a TemplateArg, out: &mut std::collections::HashSe
 }
 
 /// Every name an expression reads, types spelled in it included.
-fn names_read<'a>(e: &'a Expr, out: &mut std::collections::HashSet<&'a str>, depth: usize) {
+pub(super) fn names_read<'a>(
+    e: &'a Expr,
+    out: &mut std::collections::HashSet<&'a str>,
+    depth: usize,
+) {
     if depth > 256 {
         return;
     }
@@ -641,7 +679,7 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
 /// assignments run for a launch do not follow: increments, compound assignments, assignments
 /// in loops (anywhere in a loop that started before the launch), and variables whose address
 /// is taken.
-fn modified_before(
+pub(super) fn modified_before(
     body: &[Stmt],
     before: u32,
     in_loop: bool,

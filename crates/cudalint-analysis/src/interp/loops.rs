@@ -11,6 +11,7 @@ impl KernelRun<'_> {
         &mut self,
         cond: Option<&Expr>,
         body: &[Stmt],
+        update: Option<&Expr>,
         mut steps: Vec<Induction>,
         at: Span,
     ) {
@@ -18,6 +19,14 @@ impl KernelRun<'_> {
             if let Stmt::Expr(e) = s {
                 collect_inductions(e, &mut steps);
             }
+        }
+        let mut carried = std::collections::BTreeSet::new();
+        super::launch::modified_before(body, u32::MAX, true, &mut carried);
+        if let Some(u) = update {
+            super::launch::modified_before(&[Stmt::Expr(u.clone())], u32::MAX, true, &mut carried);
+        }
+        for ind in &steps {
+            carried.remove(&ind.name);
         }
         let id = self.loops.len() as u32;
         let at = self.loc(at);
@@ -89,6 +98,9 @@ impl KernelRun<'_> {
             }
         }
         let saved = self.mask.clone();
+        // iterations after the first do not see the values held before the loop; they see
+        // what the condition just loaded (`while (gid_[0] < m) { ... input[gid_[0] * b] }`)
+        let held = std::mem::take(&mut self.in_registers);
         if let Some(c) = cond {
             let c = self.rvalue(c).sym();
             if c.lane_varying && !c.data && c.unknown_reason().is_none() {
@@ -96,10 +108,13 @@ impl KernelRun<'_> {
             }
         }
         self.loop_stack.push(id);
-        // iterations after the first do not see the values held before the loop
-        let held = std::mem::take(&mut self.in_registers);
         let (first, clobbers) = (self.accesses.len(), self.clobbers);
+        self.carried.push(carried);
         self.stmts(body);
+        if let Some(u) = update {
+            self.loop_update(u);
+        }
+        self.carried.pop();
         self.in_registers.clear();
         if self.clobbers == clobbers {
             let body_mask = self.mask.clone();
@@ -111,6 +126,33 @@ impl KernelRun<'_> {
 }
 
 impl KernelRun<'_> {
+    /// Whether an expression reads a variable an enclosing loop assigns.
+    pub(super) fn reads_carried(&self, e: &Expr) -> bool {
+        if self.carried.iter().all(|c| c.is_empty()) {
+            return false;
+        }
+        let mut names = std::collections::HashSet::new();
+        super::launch::names_read(e, &mut names, 0);
+        names
+            .iter()
+            .any(|n| self.carried.iter().any(|c| c.contains(*n)))
+    }
+
+    /// What a `for`'s update does besides stepping its inductions (bound above): the loads
+    /// and calls of `e = next[e]`, `t = gpu_next(&p)` run after every iteration's body.
+    fn loop_update(&mut self, u: &Expr) {
+        if let ExprKind::Comma(a, b) = &u.kind {
+            self.loop_update(a);
+            self.loop_update(b);
+            return;
+        }
+        let mut stepped = Vec::new();
+        collect_inductions(u, &mut stepped);
+        if stepped.is_empty() {
+            self.rvalue(u);
+        }
+    }
+
     /// A load in a loop whose address the loop does not move, stored back later in the body
     /// with nothing else in it writing where it may be (`c[i] += a[i * n + k] * b[k * n + j]`,
     /// `sdata[tid] += in[idx]` in a grid-stride loop), is kept in a register by nvcc: the
@@ -134,10 +176,12 @@ impl KernelRun<'_> {
         };
         let mut kept: Vec<(usize, bool)> = Vec::new();
         let mut sunk: Vec<usize> = Vec::new();
+        let mut stored: Vec<usize> = Vec::new();
         for (i, load) in body.iter().enumerate() {
             // a load under a condition of its own in the body (`if (tid < d) g[tid] += ...` of a
             // halving loop) is issued where the condition holds: nvcc does not carry it over
             if load.op != super::AccessOp::Load
+                || load.loop_carried
                 || !std::rc::Rc::ptr_eq(&load.mask, body_mask)
                 || !matches!(load.space, crate::Space::Global | crate::Space::Shared)
                 || load.addr.data
@@ -157,14 +201,26 @@ impl KernelRun<'_> {
                     && (std::rc::Rc::ptr_eq(&load.mask, &s.mask)
                         || sym::within(&load.mask, &s.mask))
             });
-            // global pointers may alias each other; shared arrays do not
+            // global pointers may alias each other unless one is `__restrict__`; shared arrays
+            // do not
+            let restrict = &self.restrict;
+            let may_alias = |s: &super::RawAccess| {
+                s.base == load.base
+                    || load.space == crate::Space::Global
+                        && !restrict.iter().any(|r| **r == *s.base || **r == *load.base)
+            };
             let written_elsewhere = body.iter().any(|s| {
                 s.op != super::AccessOp::Load
                     && s.space == load.space
                     && !same_place(load, s)
-                    && (load.space == crate::Space::Global || s.base == load.base)
+                    && may_alias(s)
             });
-            if !stored_back || written_elsewhere {
+            // a load nothing in the loop writes is hoisted out of it (`model_param[0]` read
+            // in every iteration of a loop that stores nothing)
+            let written = body
+                .iter()
+                .any(|s| s.op != super::AccessOp::Load && s.space == load.space && may_alias(s));
+            if written_elsewhere || (!stored_back && written) {
                 continue;
             }
             let before_loop = held.iter().any(|(space, base, addr, bytes, _)| {
@@ -174,6 +230,9 @@ impl KernelRun<'_> {
                     && sym::same(addr, &load.addr)
             });
             kept.push((first + i, before_loop));
+            if stored_back {
+                stored.push(first + i);
+            }
             // and the store goes after the loop when nothing else in the body may read it
             // (shared arrays do not alias each other; any global load may be the same memory)
             let read_elsewhere = body.iter().any(|l| {
@@ -206,9 +265,13 @@ impl KernelRun<'_> {
                 let a = &mut self.accesses[at];
                 a.loops.retain(|&l| l < id);
                 a.assumptions.push(
-                    "issued once before the loop: nvcc keeps the value in a register, each \
+                    if stored.contains(&at) {
+                        "issued once before the loop: nvcc keeps the value in a register, each \
                      iteration reading what the last one stored"
-                        .into(),
+                    } else {
+                        "issued once before the loop: nothing in the loop writes it"
+                    }
+                    .into(),
                 );
             }
         }

@@ -20,7 +20,7 @@ mod names;
 mod place;
 mod stmt;
 
-pub use launch::LaunchValues;
+pub use launch::{block_of_form, LaunchValues};
 pub use loops::trip_count;
 
 use crate::project::Project;
@@ -101,6 +101,10 @@ pub struct SharedIndex {
 
 #[derive(Clone, Debug)]
 pub struct RawAccess {
+    /// Its address reads a variable the enclosing loops assign (`val[node]` with `node =
+    /// next[node]` at the end of the body): it moves between iterations even where the one
+    /// evaluation of the body cannot tell.
+    pub loop_carried: bool,
     pub loc: Loc,
     pub space: Space,
     pub op: AccessOp,
@@ -299,6 +303,12 @@ pub struct KernelRun<'p> {
     /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
     /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
     in_registers: Vec<(Space, Rc<str>, Sym, i64, Sym)>,
+    /// The arrays `__restrict__` pointers of the kernel and of the helpers being inlined point
+    /// to: nothing else in their scope writes them, and nothing written through them is read
+    /// through another pointer, so a store keeps the other's values in registers.
+    restrict: Vec<Rc<str>>,
+    /// The variables the loops being run assign other than by stepping an induction.
+    carried: Vec<std::collections::BTreeSet<String>>,
     /// Barriers, fences and calls given pointers run so far: what may write memory behind
     /// this thread's back (a loop with none in its body may keep a value in a register).
     clobbers: u32,
@@ -349,6 +359,8 @@ impl<'p> KernelRun<'p> {
             static_depth: 0,
             steps: 0,
             in_registers: Vec::new(),
+            restrict: Vec::new(),
+            carried: Vec::new(),
             clobbers: 0,
             objects: Vec::new(),
             fields: Vec::new(),
@@ -408,6 +420,9 @@ impl<'p> KernelRun<'p> {
                 elem.pointer_depth -= 1;
                 let mut ptr = Ptr::global(p.name.as_str(), elem, Some((file, p.span)));
                 ptr.dims = self.param_dims(p);
+                if p.is_restrict {
+                    self.restrict.push(ptr.base.clone());
+                }
                 if null_at_launch {
                     self.null_at_launch.push((p.name.as_str().into(), ptr));
                     Val::Int(sym::konst(0))
@@ -589,6 +604,15 @@ impl<'p> KernelRun<'p> {
             .find(|s| s.name == def)?;
         let field = s.fields.iter().find(|f| f.name == name)?;
         Some((field.array_len.is_some(), field.ty.clone(), s.is_union))
+    }
+
+    /// The value a local object's name holds (what stands for the object), if `e` names one.
+    fn local_object_named(&self, e: &Expr) -> Option<Val> {
+        let ExprKind::Ident(name) = &e.kind else {
+            return None;
+        };
+        let v = self.lookup_local(name)?;
+        self.local_object(v).map(|_| v.clone())
     }
 
     /// `s.field` where `s` is a local object (`bt ran; ran.data = ...`): the object's key and

@@ -195,10 +195,19 @@ impl KernelRun<'_> {
     /// up to date for this access.
     fn in_register(&mut self, place: &Place, op: AccessOp) -> bool {
         let p = &place.ptr;
-        if !matches!(p.space, Space::Global | Space::Shared)
-            || p.offset.data
-            || p.offset.unknown_reason().is_some()
-        {
+        if !matches!(p.space, Space::Global | Space::Shared) {
+            return false;
+        }
+        // `volatile` places are read and written every time (a warp reduction's `volatile
+        // float* s`, a flag another block sets); a store where the analysis cannot tell still
+        // changes what the array holds
+        let volatile = p.elem.is_volatile || place.ty.is_volatile;
+        if volatile || p.offset.data || p.offset.unknown_reason().is_some() {
+            if op != AccessOp::Load {
+                let (space, base) = (p.space, p.base.clone());
+                self.in_registers
+                    .retain(|e| e.0 != space || (space == Space::Shared && e.1 != base));
+            }
             return false;
         }
         let same = |e: &(Space, Rc<str>, Sym, i64, Sym)| {
@@ -215,10 +224,16 @@ impl KernelRun<'_> {
                 }
             }
             AccessOp::Store | AccessOp::Atomic => {
-                // global pointers may alias each other; shared arrays do not
+                // global pointers may alias each other unless one is `__restrict__`; shared
+                // arrays do not
                 let (space, base) = (p.space, p.base.clone());
-                self.in_registers
-                    .retain(|e| e.0 != space || (space == Space::Shared && e.1 != base));
+                let restrict = &self.restrict;
+                let apart = |held: &Rc<str>| {
+                    *held != base
+                        && (space == Space::Shared
+                            || restrict.iter().any(|r| *r == base || r == held))
+                };
+                self.in_registers.retain(|e| e.0 != space || apart(&e.1));
                 if op == AccessOp::Atomic {
                     return false;
                 }
@@ -283,6 +298,7 @@ impl KernelRun<'_> {
                 si
             });
             self.accesses.push(RawAccess {
+                loop_carried: false,
                 loc: self.loc(span),
                 space: place.ptr.space,
                 op,
@@ -345,7 +361,13 @@ impl KernelRun<'_> {
     }
 
     pub(super) fn load(&mut self, place: Place, e: &Expr) -> Val {
+        let from = self.accesses.len();
         self.record(&place, e.span, AccessOp::Load, index_of(e));
+        if self.reads_carried(e) {
+            for a in &mut self.accesses[from..] {
+                a.loop_carried = true;
+            }
+        }
         self.loaded_value(&place)
     }
 
@@ -402,16 +424,18 @@ impl KernelRun<'_> {
                 return;
             }
         }
-        // `block.x = 256;` on a dim3 local
+        // `block.x = 256;` on a dim3 local; `p->current = c` through a local object's address
+        if let ExprKind::Field { base, field, .. } = &lhs.kind {
+            if self.assign_object_field(base, field, v.clone()) {
+                return;
+            }
+        }
         if let ExprKind::Field {
             base,
             field,
             arrow: false,
         } = &lhs.kind
         {
-            if self.assign_object_field(base, field, v.clone()) {
-                return;
-            }
             if let ExprKind::Ident(name) = &base.kind {
                 if let Some(Val::Vector(c)) = self.lookup_local(name).cloned() {
                     if let Some(k) = ["x", "y", "z", "w"].iter().position(|f| f == field) {
@@ -541,12 +565,7 @@ impl KernelRun<'_> {
                 }
             }
         }
-        if let ExprKind::Field {
-            base,
-            field,
-            arrow: false,
-        } = &lhs.kind
-        {
+        if let ExprKind::Field { base, field, .. } = &lhs.kind {
             if let Some(old) = self
                 .object_field(base, field)
                 .filter(|o| !matches!(o, Val::Ptr(_)))

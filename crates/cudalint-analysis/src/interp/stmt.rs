@@ -127,13 +127,27 @@ impl KernelRun<'_> {
                 if maskable {
                     self.mask = sym::and(saved.clone(), not_c.clone());
                 }
-                self.in_registers = held;
+                let then_held = std::mem::replace(&mut self.in_registers, held);
                 self.enter_branch();
                 self.set_return_path(path.clone(), Some(&not_c));
                 self.stmts(els);
                 let else_cut = self.take_cut();
                 self.set_return_path(path, None);
-                self.in_registers.clear();
+                // after the `if`, what both arms that go on to it still hold; an arm that
+                // leaves (`continue`, `break`, `return`) does not reach it
+                let else_held = std::mem::take(&mut self.in_registers);
+                self.in_registers = match (
+                    !then_cut && !ends_with_jump(then),
+                    !else_cut && !ends_with_jump(els),
+                ) {
+                    (true, true) => then_held
+                        .into_iter()
+                        .filter(|e| else_held.iter().any(|f| same_held(e, f)))
+                        .collect(),
+                    (true, false) => then_held,
+                    (false, true) => else_held,
+                    (false, false) => Vec::new(),
+                };
                 self.branch = outer_branch;
                 self.mask = saved;
                 self.merge_branches(&c, &before, &after_then);
@@ -168,7 +182,7 @@ impl KernelRun<'_> {
                 if let Some(u) = update {
                     collect_inductions(u, &mut steps);
                 }
-                self.run_loop(cond.as_deref(), body, steps, *span);
+                self.run_loop(cond.as_deref(), body, update.as_deref(), steps, *span);
                 self.scopes.pop();
             }
             Stmt::While {
@@ -178,7 +192,7 @@ impl KernelRun<'_> {
             } => {
                 self.scopes.push(Vec::new());
                 let c = if *do_while { None } else { Some(&**cond) };
-                self.run_loop(c, body, Vec::new(), cond.span);
+                self.run_loop(c, body, None, Vec::new(), cond.span);
                 self.scopes.pop();
             }
             Stmt::Return(e, _) => {
@@ -528,6 +542,35 @@ impl KernelRun<'_> {
         }
         Val::Dim3(out)
     }
+}
+
+/// Whether a branch leaves rather than going on after its `if`.
+fn ends_with_jump(body: &[Stmt]) -> bool {
+    match body.last() {
+        Some(Stmt::Return(..) | Stmt::Break | Stmt::Continue) => true,
+        Some(Stmt::Block(b)) => ends_with_jump(b),
+        _ => false,
+    }
+}
+
+/// One value held in a register, the same in two states: same place, same lanes.
+fn same_held(
+    a: &(
+        super::Space,
+        std::rc::Rc<str>,
+        crate::sym::Sym,
+        i64,
+        crate::sym::Sym,
+    ),
+    b: &(
+        super::Space,
+        std::rc::Rc<str>,
+        crate::sym::Sym,
+        i64,
+        crate::sym::Sym,
+    ),
+) -> bool {
+    a.0 == b.0 && a.1 == b.1 && a.3 == b.3 && sym::same(&a.2, &b.2) && sym::same(&a.4, &b.4)
 }
 
 fn ends_with_return(body: &[Stmt]) -> bool {

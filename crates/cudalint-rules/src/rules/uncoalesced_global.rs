@@ -73,6 +73,33 @@ fn fix(a: &Access, kernel: &[Access], ctx: &Ctx) -> Fix {
             sketch: None,
         };
     }
+    let [bx, by, _] = a.shape.block;
+    if a.cost.d_tx == Some(unit) && bx < 32 && by > 1 {
+        // consecutive in threadIdx.x, but a warp is several short rows: each starts its own
+        // sectors
+        return Fix {
+            title: format!(
+                "a warp spans {} rows of {bx} threadIdx.x, {} bytes each, and every row starts its own sectors: a block at least 32 threads wide in x (e.g. (32, {}, 1) for the same {} threads) makes each warp's request one contiguous run",
+                32 / bx.max(1),
+                bx * unit,
+                (bx * by / 32).max(1),
+                bx * by,
+            ),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+            sketch: None,
+        };
+    }
+    if a.cost.d_tx == Some(unit) && a.cost.class == Class::Uncoalesced {
+        // neighbouring lanes are contiguous, but only in short runs a row apart (an MMA
+        // accumulator fragment: four lanes per row of 16 bytes)
+        return Fix {
+            title: "consecutive lanes are contiguous only in short runs, each in its own row, so every run starts its own sectors: stage the tile through shared memory and write it back a whole row per warp, or give each lane a wider vector so a run covers whole 32-byte sectors".into(),
+            applicability: Applicability::DisplayOnly,
+            edits: Vec::new(),
+            sketch: None,
+        };
+    }
     let stride = a.cost.d_tx.map(|d| d / unit.max(1)).unwrap_or(0);
     if let Some(declared) = a.narrowed_from.filter(|&w| a.cost.d_tx == Some(w)) {
         // consecutive lanes, consecutive elements: the waste is the part of each element

@@ -21,11 +21,15 @@ impl<'s> Lowerer<'s> {
                 .collect::<Vec<_>>()
                 .join(" "),
         };
-        let mut is_const = false;
+        let (mut is_const, mut is_volatile) = (false, false);
         if let Some(d) = decl {
             for c in named_children(d) {
-                if c.kind() == "type_qualifier" && matches!(self.text(c), "const" | "constexpr") {
-                    is_const = true;
+                if c.kind() == "type_qualifier" {
+                    match self.text(c) {
+                        "const" | "constexpr" => is_const = true,
+                        "volatile" => is_volatile = true,
+                        _ => {}
+                    }
                 }
             }
         }
@@ -45,6 +49,7 @@ impl<'s> Lowerer<'s> {
             if let Some(mut inner) = inner {
                 inner.pointer_depth += pointer_depth;
                 inner.is_const |= is_const;
+                inner.is_volatile |= is_volatile;
                 return inner;
             }
         }
@@ -52,10 +57,39 @@ impl<'s> Lowerer<'s> {
             name,
             pointer_depth,
             is_const,
+            is_volatile,
         }
     }
 
     /// Walks a declarator: (name node, pointer depth, array dims outermost first, init value).
+    /// Whether a declarator's outermost pointer is `restrict` (`* __restrict__ p`, `* restrict
+    /// p`, MSVC's `* __restrict p`).
+    pub(super) fn restrict_pointer(&self, d: Node) -> bool {
+        let mut cur = Some(d);
+        let mut guard = 0;
+        while let Some(n) = cur {
+            guard += 1;
+            if guard > MAX_DEPTH {
+                return false;
+            }
+            match n.kind() {
+                "pointer_declarator" => {
+                    return named_children(n).into_iter().any(|c| {
+                        matches!(c.kind(), "type_qualifier" | "ms_pointer_modifier")
+                            && self.text(c).contains("restrict")
+                    })
+                }
+                "init_declarator" | "parenthesized_declarator" => {
+                    cur = n
+                        .child_by_field_id(fid().declarator.get())
+                        .or_else(|| last_named(n))
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
     pub(super) fn declarator_parts<'t>(
         &mut self,
         d: Node<'t>,

@@ -378,6 +378,7 @@ impl<'s> Lowerer<'s> {
                     name: self.text(pname).to_string(),
                     ty,
                     is_reference: d.kind() == "reference_declarator",
+                    is_restrict: self.restrict_pointer(d),
                     dims,
                     default,
                     span: span(p),
@@ -543,6 +544,7 @@ pub(super) fn type_text(text: &str) -> Option<TypeRef> {
         .split_whitespace()
         .collect();
     let is_const = words.first() == Some(&"const");
+    let is_volatile = words.contains(&"volatile");
     let words: Vec<&str> = words
         .into_iter()
         .filter(|w| !matches!(*w, "const" | "volatile"))
@@ -572,5 +574,6 @@ pub(super) fn type_text(text: &str) -> Option<TypeRef> {
         name: words.join(" "),
         pointer_depth: pointer_depth as u8,
         is_const,
+        is_volatile,
     })
 }

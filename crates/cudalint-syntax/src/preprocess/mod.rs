@@ -62,6 +62,9 @@ pub enum HeaderMacro {
 pub enum Specifier {
     /// Nothing the analysis reads (`inline`, `static`, `__forceinline__`, nothing at all).
     Other,
+    /// A pointer qualifier: `#define RESTRICT __restrict__` (the analysis reads which
+    /// pointers may not alias).
+    Restrict,
     /// It makes a function callable from device code (`__device__`, `__host__ __device__`).
     Device,
     /// It makes a function a kernel (`#define KERNEL __global__`).
@@ -277,9 +280,6 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         "__cdecl",
         "__fastcall",
         "WINAPI",
-        "__restrict__",
-        "__restrict",
-        "restrict",
         "__grid_constant__",
         // `#define NCCL_EXTERN_C extern "C"`: a linkage, which changes nothing cudalint sees
         "\"C\"",
@@ -310,6 +310,7 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
             "__global__" => Specifier::Global,
             "__device__" => Specifier::Device,
             "__host__" => Specifier::Other,
+            "__restrict__" | "__restrict" | "restrict" => Specifier::Restrict,
             w if OTHER.contains(&w) => Specifier::Other,
             w => known(w)?,
         };

@@ -136,6 +136,7 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
         let with = match what {
             Specifier::Global => "__global__",
             Specifier::Device => "__device__",
+            Specifier::Restrict => "restrict",
             Specifier::Other => "",
         };
         if with.len() > i - start {
