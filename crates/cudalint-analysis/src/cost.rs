@@ -616,6 +616,9 @@ fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
         // runs of consecutive lanes at consecutive addresses (one per row of a block narrower
         // than a warp): when each is whole sectors long, only where they start wastes; rows
         // shorter than a sector (16 one-byte pixels of a 16x16 block) waste by being rows
+        // (lanes switched off inside a run, `switch (threadIdx.x % 4)`'s other cases, waste
+        // by their holes, not by where the run starts)
+        let holes = lanes.windows(2).any(|w| w[1].0 > w[0].0 + 1);
         let (mut run, mut runs, mut whole_sectors) = (bytes, 1, true);
         for w in lanes.windows(2) {
             if w[1].1 - w[0].1 == bytes * (w[1].0 as i64 - w[0].0 as i64) {
@@ -625,7 +628,7 @@ fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
                 (run, runs) = (bytes, runs + 1);
             }
         }
-        return if runs == 1 || whole_sectors && run % 32 == 0 {
+        return if !holes && (runs == 1 || whole_sectors && run % 32 == 0) {
             Class::Misaligned
         } else {
             Class::Uncoalesced

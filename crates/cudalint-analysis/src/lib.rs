@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 pub use cost::{Class, Cost};
 pub use impact::{Impact, LoopCount, TripSource};
-pub use interp::{AccessOp, FieldInfo, InlineSite, Loc, Space};
+pub use interp::{AccessOp, FieldInfo, InlineSite, Loc, Space, DIVERGENT};
 pub use project::Project;
 
 /// The memory system's geometry: H100/H200 by default (what the ground truth measured).

@@ -307,6 +307,8 @@ pub struct KernelRun<'p> {
     /// to: nothing else in their scope writes them, and nothing written through them is read
     /// through another pointer, so a store keeps the other's values in registers.
     restrict: Vec<Rc<str>>,
+    /// How many branches on values read from memory (lane by lane) enclose what runs now.
+    divergent: u32,
     /// The variables the loops being run assign other than by stepping an induction.
     carried: Vec<std::collections::BTreeSet<String>>,
     /// Barriers, fences and calls given pointers run so far: what may write memory behind
@@ -361,6 +363,7 @@ impl<'p> KernelRun<'p> {
             in_registers: Vec::new(),
             restrict: Vec::new(),
             carried: Vec::new(),
+            divergent: 0,
             clobbers: 0,
             objects: Vec::new(),
             fields: Vec::new(),
@@ -742,6 +745,11 @@ impl Ptr {
         }
     }
 }
+
+/// The assumption an access under a branch on values read from memory carries: which lanes
+/// take the branch is not known, and the price is every lane's.
+pub const DIVERGENT: &str =
+    "under a branch on values read from memory, priced as if every lane of the warp takes it";
 
 /// How an unknown value says it is a local object (a struct in registers).
 const LOCAL_OBJECT: &str = "is a local object";

@@ -316,6 +316,7 @@ impl KernelRun<'_> {
                     .assumption
                     .iter()
                     .cloned()
+                    .chain((self.divergent > 0).then(|| super::DIVERGENT.to_string()))
                     .chain(narrowed.map(|kept| {
                         let part = match kept {
                             1 => "byte".to_string(),

@@ -118,6 +118,9 @@ impl KernelRun<'_> {
                 // what the thread held before the branch it holds in both arms; what one arm
                 // loads or stores is not known to be in registers in the other, or after
                 let held = self.in_registers.clone();
+                // a condition read from memory lane by lane: some lanes take each arm
+                let divergent = u32::from(c.lane_varying && c.data);
+                self.divergent += divergent;
                 self.enter_branch();
                 self.set_return_path(path.clone(), Some(&c));
                 self.stmts(then);
@@ -132,6 +135,7 @@ impl KernelRun<'_> {
                 self.set_return_path(path.clone(), Some(&not_c));
                 self.stmts(els);
                 let else_cut = self.take_cut();
+                self.divergent -= divergent;
                 self.set_return_path(path, None);
                 // after the `if`, what both arms that go on to it still hold; an arm that
                 // leaves (`continue`, `break`, `return`) does not reach it

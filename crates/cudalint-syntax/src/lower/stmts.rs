@@ -89,6 +89,93 @@ impl<'s> Lowerer<'s> {
         out
     }
 
+    /// `switch (v) { case A: ...; break; case B: case C: ...; default: ... }` as the `if`
+    /// chain it runs as (`v == A`, `v == B || v == C`, else the default), so which lanes
+    /// reach a case follows from `v` like any branch. A case that falls through into the next
+    /// keeps only its own statements. False when the body is not a list of cases (then its
+    /// statements are kept unguarded, as before).
+    fn switch_into(&mut self, n: Node, depth: usize, out: &mut Vec<Stmt>) -> bool {
+        let Some(value) = n.child_by_field_id(fid().condition.get()).and_then(|c| {
+            c.child_by_field_id(fid().value.get())
+                .or_else(|| last_named(c))
+        }) else {
+            return false;
+        };
+        let Some(body) = n.child_by_field_id(fid().body.get()) else {
+            return false;
+        };
+        let cases: Vec<_> = named_children(body)
+            .into_iter()
+            .filter(|c| c.kind() != "comment")
+            .collect();
+        if cases.is_empty() || cases.iter().any(|c| c.kind() != "case_statement") {
+            return false;
+        }
+        let value = self.expr(value, depth);
+        let mut arms: Vec<(Option<Expr>, Vec<Stmt>)> = Vec::new();
+        let mut pending: Option<Expr> = None;
+        let mut default = Vec::new();
+        for c in cases {
+            let label = c.child_by_field_id(fid().value.get());
+            let mut stmts = Vec::new();
+            let own = named_children(c)
+                .into_iter()
+                .filter(|s| s.kind() != "comment")
+                .count();
+            for s in named_children(c) {
+                if Some(s) != label
+                    && (s.kind().ends_with("statement") || s.kind() == "declaration")
+                {
+                    self.stmt_into(s, depth + 1, &mut stmts);
+                }
+            }
+            while matches!(stmts.last(), Some(Stmt::Break)) {
+                stmts.pop();
+            }
+            let Some(label) = label else {
+                default = stmts;
+                pending = None;
+                continue;
+            };
+            let at = span(label);
+            let test = Expr {
+                kind: ExprKind::Binary {
+                    op: BinOp::Eq,
+                    lhs: Box::new(value.clone()),
+                    rhs: Box::new(self.expr(label, depth)),
+                },
+                span: at,
+            };
+            let test = match pending.take() {
+                Some(p) => Expr {
+                    kind: ExprKind::Binary {
+                        op: BinOp::Or,
+                        lhs: Box::new(p),
+                        rhs: Box::new(test),
+                    },
+                    span: at,
+                },
+                None => test,
+            };
+            if stmts.is_empty() && own <= 1 {
+                pending = Some(test);
+                continue;
+            }
+            arms.push((Some(test), stmts));
+        }
+        let mut chain = default;
+        for (test, then) in arms.into_iter().rev() {
+            let Some(cond) = test else { continue };
+            chain = vec![Stmt::If {
+                cond: Box::new(cond),
+                then,
+                els: chain,
+            }];
+        }
+        out.push(Stmt::Block(chain));
+        true
+    }
+
     fn body_of(&mut self, n: Option<Node>, depth: usize) -> Vec<Stmt> {
         let mut out = Vec::new();
         if let Some(n) = n {
@@ -258,6 +345,7 @@ impl<'s> Lowerer<'s> {
             }
             "break_statement" => out.push(Stmt::Break),
             "continue_statement" => out.push(Stmt::Continue),
+            "switch_statement" if self.switch_into(n, depth, out) => {}
             "labeled_statement"
             | "case_statement"
             | "switch_statement"
