@@ -164,7 +164,7 @@ impl KernelRun<'_> {
         &mut self,
         id: u32,
         first: usize,
-        held: &[(crate::Space, std::rc::Rc<str>, sym::Sym, i64, sym::Sym)],
+        held: &[super::Held],
         body_mask: &sym::Sym,
     ) {
         let body = &self.accesses[first..];

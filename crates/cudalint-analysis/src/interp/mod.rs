@@ -302,7 +302,7 @@ pub struct KernelRun<'p> {
     steps: usize,
     /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
     /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
-    in_registers: Vec<(Space, Rc<str>, Sym, i64, Sym)>,
+    in_registers: Vec<Held>,
     /// The arrays `__restrict__` pointers of the kernel and of the helpers being inlined point
     /// to: nothing else in their scope writes them, and nothing written through them is read
     /// through another pointer, so a store keeps the other's values in registers.
@@ -745,6 +745,9 @@ impl Ptr {
         }
     }
 }
+
+/// A value held in a register: (space, base, address, bytes, the lanes that hold it).
+type Held = (Space, Rc<str>, Sym, i64, Sym);
 
 /// The assumption an access under a branch on values read from memory carries: which lanes
 /// take the branch is not known, and the price is every lane's.

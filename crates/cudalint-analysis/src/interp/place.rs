@@ -210,7 +210,7 @@ impl KernelRun<'_> {
             }
             return false;
         }
-        let same = |e: &(Space, Rc<str>, Sym, i64, Sym)| {
+        let same = |e: &super::Held| {
             e.0 == p.space
                 && e.1 == p.base
                 && e.3 == place.bytes

@@ -558,22 +558,7 @@ fn ends_with_jump(body: &[Stmt]) -> bool {
 }
 
 /// One value held in a register, the same in two states: same place, same lanes.
-fn same_held(
-    a: &(
-        super::Space,
-        std::rc::Rc<str>,
-        crate::sym::Sym,
-        i64,
-        crate::sym::Sym,
-    ),
-    b: &(
-        super::Space,
-        std::rc::Rc<str>,
-        crate::sym::Sym,
-        i64,
-        crate::sym::Sym,
-    ),
-) -> bool {
+fn same_held(a: &super::Held, b: &super::Held) -> bool {
     a.0 == b.0 && a.1 == b.1 && a.3 == b.3 && sym::same(&a.2, &b.2) && sym::same(&a.4, &b.4)
 }
 
