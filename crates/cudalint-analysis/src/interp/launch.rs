@@ -216,33 +216,29 @@ impl KernelRun<'_> {
             }
             self.host_scope(host, launch.span.start, needed, 0);
         }
-        let as3 = |run: &mut KernelRun, e: &Expr| -> Option<[i64; 3]> {
-            // `k<<<n, {32, 8, 1}>>>`: a braced list is a dim3 made in place
+        // each component, where known: `k<<<n, {32, 8, 1}>>>`'s braced list is a dim3 made in
+        // place; `dim3 b(t, t)` of a runtime `t` keeps its shape for an assumed size
+        let form = |run: &mut KernelRun, e: &Expr| -> Option<[Option<i64>; 3]> {
             let v = match &e.kind {
                 ExprKind::Init(items) => run.dim3_from(items),
                 _ => run.pure_rvalue(e),
             };
             match v {
-                Val::Dim3(c) => Some([c[0].as_const()?, c[1].as_const()?, c[2].as_const()?]),
-                Val::Int(s) => Some([s.as_const()?, 1, 1]),
+                Val::Dim3(c) => Some(c.map(|s| s.as_const())),
+                Val::Int(s) => Some([s.as_const(), Some(1), Some(1)]),
                 _ => None,
             }
         };
-        let grid = launch.config.first().and_then(|e| as3(self, e));
-        let block = launch.config.get(1).and_then(|e| as3(self, e));
-        let block_form = match (&block, launch.config.get(1)) {
-            (None, Some(e)) => {
-                let v = match &e.kind {
-                    ExprKind::Init(items) => self.dim3_from(items),
-                    _ => self.pure_rvalue(e),
-                };
-                match v {
-                    Val::Dim3(c) => Some(c.map(|s| s.as_const())),
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
+        let known = |f: [Option<i64>; 3]| Some([f[0]?, f[1]?, f[2]?]);
+        let grid = launch
+            .config
+            .first()
+            .and_then(|e| form(self, e))
+            .and_then(known);
+        let block_shape = launch.config.get(1).and_then(|e| form(self, e));
+        let block = block_shape.and_then(known);
+        // a plain runtime count (`<<<g, threads>>>`) is no shape to keep
+        let block_form = block_shape.filter(|f| block.is_none() && f[1..] != [Some(1), Some(1)]);
         let mut bindings = Bindings {
             template_args: self.launch_template_args(launch, kernel),
             params: Vec::new(),
