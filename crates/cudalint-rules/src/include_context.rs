@@ -350,9 +350,14 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
                 Some((_, v)) if !continued => Some(v.to_string()),
                 // a function-like macro is recorded as `NAME(` with its body, for the ones
                 // that stand for an attribute (`#define LAUNCH_BOUNDS(t, b)
-                // __launch_bounds__(t, b)`)
+                // __launch_bounds__(t, b)`, or nothing); a reserved name defined as nothing
+                // stubs out a builtin for another compiler (`#define __threadfence_block()`,
+                // which one header of ccminer defines and another file of the program
+                // declares: `extern __device__ void __threadfence_block(void);`)
                 None if !continued => function_like_body(rest_trim).map(|body| {
-                    out.push((format!("{name}("), Some(body.to_string()), None));
+                    if !body.is_empty() || !name.starts_with("__") {
+                        out.push((format!("{name}("), Some(body.to_string()), None));
+                    }
                     String::new()
                 }),
                 _ => None,
@@ -550,7 +555,7 @@ mod specifier_tests {
         let inputs = [
             Input::new(
                 "a/main.cu",
-                "#define HD __host__ __device__\n#define HDI HD inline\n#define N 4\n#define EMPTY\n#define RESTRICT __restrict__\n#define LB(t, b) __launch_bounds__(t, b)\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#include \"k.h\"\n",
+                "#define HD __host__ __device__\n#define HDI HD inline\n#define N 4\n#define EMPTY\n#define RESTRICT __restrict__\n#define LB(t, b) __launch_bounds__(t, b)\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#define A(x) __align__(x)\n#define __f()\n#define LB0(t, b)\n#include \"k.h\"\n",
             ),
             Input::new("a/k.h", "#define KERNEL __global__\n"),
             Input::new("b/other.cu", "#define HD 1\n"),
@@ -564,11 +569,13 @@ mod specifier_tests {
         assert_eq!(
             names(0),
             [
+                "A(:Other",
                 "EMPTY:Other",
                 "HD:Device",
                 "HDI:Device",
                 "KERNEL:Global",
                 "LB(:Other",
+                "LB0(:Other",
                 "RESTRICT:Restrict"
             ]
         );

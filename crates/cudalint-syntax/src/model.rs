@@ -366,6 +366,10 @@ pub struct Define {
     /// blockDim.x * gridDim.x)`, lowered with an empty body), a block (`#define CADD(a, b, c)
     /// { (c).real = (a).real + (b).real; ... }`) or `do { ... } while (0)`.
     pub statement: Option<Box<Stmt>>,
+    /// The statement is a run of statements with no braces around them (mumax's `#define
+    /// reduce(load, op, atomicOp) __shared__ float sdata[512]; int tid = ...; ...`): they run
+    /// in the invoker's scope, what they declare visible after the invocation.
+    pub sequence: bool,
     pub span: Span,
 }
 

@@ -263,6 +263,7 @@ impl Shift for Define {
             body,
             as_type: _,
             statement,
+            sequence: _,
             span,
         } = self;
         body.shift(by);

@@ -91,12 +91,21 @@ fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {
         return None;
     }
     let mut s = head.clone();
-    let subst = |e: &mut Expr| {
-        if let ExprKind::Ident(name) = &e.kind {
+    let subst = |e: &mut Expr| match &mut e.kind {
+        ExprKind::Ident(name) => {
             if let Some(k) = params.iter().position(|p| p == name) {
                 *e = args[k].clone();
             }
         }
+        // `op(mine, load(i))` with `op` given `sum`: the function the argument names
+        ExprKind::Call { callee, .. } => {
+            if let Some(k) = params.iter().position(|p| p == callee) {
+                if let ExprKind::Ident(to) = &args[k].kind {
+                    *callee = to.clone();
+                }
+            }
+        }
+        _ => {}
     };
     let renamed = |name: &mut String| {
         if let Some(k) = params.iter().position(|p| p == name) {
@@ -154,10 +163,14 @@ fn walk_stmt(s: &mut Stmt, f: &dyn Fn(&mut Expr), rename: &dyn Fn(&mut String)) 
     }
 }
 
+/// Calls `f` on every identifier and every call (before its arguments) of `e`.
 fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Expr)) {
     if let ExprKind::Ident(_) = e.kind {
         f(e);
         return;
+    }
+    if let ExprKind::Call { .. } = e.kind {
+        f(e);
     }
     match &mut e.kind {
         ExprKind::Int(_)

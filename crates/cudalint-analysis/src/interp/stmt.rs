@@ -11,6 +11,12 @@ use std::rc::Rc;
 impl KernelRun<'_> {
     pub(super) fn stmts(&mut self, body: &[Stmt]) {
         self.scopes.push(Vec::new());
+        self.stmts_in_scope(body);
+        self.scopes.pop();
+    }
+
+    /// `body`'s statements in the scope open now.
+    fn stmts_in_scope(&mut self, body: &[Stmt]) {
         let mut i = 0;
         while i < body.len() {
             // `CUDA_KERNEL_LOOP(i, n) { ... }` (the preprocessing put a `;` after the
@@ -21,7 +27,7 @@ impl KernelRun<'_> {
             {
                 self.stmt(&looped);
                 i += 2;
-            } else if let Some((expanded, span)) = self.statement_macro(&body[i]) {
+            } else if let Some((expanded, span, sequence)) = self.statement_macro(&body[i]) {
                 // `CADD(a->c[i], b->c[i], c->c[i]);`: the block the macro stands for, its
                 // accesses filed at the invocation
                 self.macro_depth += 1;
@@ -29,7 +35,10 @@ impl KernelRun<'_> {
                     let saved = self.site_override;
                     let site = self.loc(span);
                     self.site_override = Some(saved.unwrap_or(site));
-                    self.stmt(&expanded);
+                    match &expanded {
+                        Stmt::Block(run) if sequence => self.stmts_in_scope(run),
+                        _ => self.stmt(&expanded),
+                    }
                     self.site_override = saved;
                 }
                 self.macro_depth -= 1;
@@ -47,10 +56,11 @@ impl KernelRun<'_> {
                 break;
             }
         }
-        self.scopes.pop();
     }
 
-    fn statement_macro(&self, s: &Stmt) -> Option<(Stmt, cudalint_syntax::Span)> {
+    /// The statement a statement macro's invocation stands for, the invocation's span, and
+    /// whether it is a run of statements in the invoker's scope.
+    fn statement_macro(&self, s: &Stmt) -> Option<(Stmt, cudalint_syntax::Span, bool)> {
         let Stmt::Expr(Expr {
             kind: ExprKind::Call { callee, args, .. },
             span,
@@ -61,7 +71,8 @@ impl KernelRun<'_> {
         let (_, def) = self
             .project
             .function_macro(callee, args.len(), self.file())?;
-        cudalint_syntax::substitute::expand_statement_macro(def, args).map(|s| (s, *span))
+        cudalint_syntax::substitute::expand_statement_macro(def, args)
+            .map(|s| (s, *span, def.sequence))
     }
 
     fn loop_macro(&self, s: &Stmt, next: &Stmt) -> Option<Stmt> {

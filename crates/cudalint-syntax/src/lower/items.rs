@@ -102,14 +102,23 @@ impl<'s> Lowerer<'s> {
         });
         let statement = value
             .filter(|_| params.is_some())
-            .and_then(|v| super::stmts::parse_statement_snippet(self.text(v), v.start_byte()))
-            .map(Box::new);
+            .and_then(|v| super::stmts::parse_statement_snippet(self.text(v), v.start_byte()));
+        // not an expression and not one statement, but statements: a run of them
+        let sequence = value
+            .filter(|v| {
+                statement.is_none()
+                    && body.is_none()
+                    && params.is_some()
+                    && self.text(*v).contains(';')
+            })
+            .and_then(|v| super::stmts::parse_sequence_snippet(self.text(v), v.start_byte()));
         self.model.defines.push(Define {
             name: self.text(name).to_string(),
             params,
             body,
             as_type,
-            statement,
+            sequence: sequence.is_some(),
+            statement: statement.or(sequence).map(Box::new),
             span: span(n),
         });
     }

@@ -384,6 +384,37 @@ impl<'s> Lowerer<'s> {
 /// A macro's replacement that is a statement: a loop head (`for (...)`, `while (...)`, no body,
 /// lowered with an empty one), a block or a `do ... while (0)`; its spans at `offset`, where
 /// the replacement is in the file.
+/// A macro's replacement that is statements one after another (`int tid = threadIdx.x;
+/// sdata[tid] = x; __syncthreads();`), lowered as a block of them; `None` unless it parses
+/// whole as such.
+pub(super) fn parse_sequence_snippet(text: &str, offset: usize) -> Option<Stmt> {
+    const PREFIX: &str = "void __cudalint_m() { ";
+    if text.len() > 16384 {
+        return None;
+    }
+    let text = text.replace("\\\n", "  ").replace("\\\r\n", "   ");
+    let src = format!("{PREFIX}{text}\n}}");
+    let tree = crate::with_parser(|p| p.parse(&src, None))?;
+    let root = tree.root_node();
+    if root.has_error() || root.named_child_count() != 1 {
+        return None;
+    }
+    let f = root.named_child(0)?;
+    let body = f.child_by_field_id(fid().body.get())?;
+    if body.named_child_count() < 2 {
+        return None;
+    }
+    let mut l = Lowerer::new(&src);
+    let mut out = Vec::new();
+    let mut c = body.walk();
+    for stmt in body.named_children(&mut c) {
+        l.stmt_into(stmt, 0, &mut out);
+    }
+    let mut s = Stmt::Block(out);
+    crate::shift::Shift::shift(&mut s, offset as i64 - PREFIX.len() as i64);
+    Some(s)
+}
+
 pub(super) fn parse_statement_snippet(text: &str, offset: usize) -> Option<Stmt> {
     const PREFIX: &str = "void __cudalint_m() { ";
     let text = text

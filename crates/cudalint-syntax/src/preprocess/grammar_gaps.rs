@@ -173,6 +173,9 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     if src.contains('"') {
         string_macros(b, mask, &mut edits);
     }
+    if src.contains("pragma") {
+        pragmas_before_bodies(b, mask, &mut edits);
+    }
     type_arguments(b, mask, &mut edits);
     super::modern_cpp::rewrite(src, b, mask, &mut edits);
     if edits.is_empty() {
@@ -239,9 +242,15 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             p -= 1;
         }
         let before = p.checked_sub(1).map(|x| b[x]);
-        let capitals = name
+        let all_capitals = name
             .iter()
             .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+        // `MAKE_optimizer32bit(float, ADAM);` is a macro's name too, where a statement or
+        // declaration ends right after it (a constructor, `Params_T(const P&, int) { }`, goes
+        // on to its body)
+        let mixed =
+            !all_capitals && name.contains(&b'_') && name.iter().any(u8::is_ascii_uppercase);
+        let capitals = all_capitals || mixed;
         let after_return = b[..p].ends_with(b"return");
         let expression_start =
             matches!(before, Some(b'=' | b'(' | b',' | b'?' | b':')) || after_return;
@@ -280,7 +289,10 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             }
             j += 1;
         };
-        if close.is_none() {
+        let Some(close) = close else {
+            continue;
+        };
+        if mixed && b.get(skip_ws(b, close + 1)) != Some(&b';') {
             continue;
         }
         for (a, z) in args {
@@ -331,6 +343,89 @@ fn call_statement_end(b: &[u8], open: usize) -> Option<usize> {
         i += 1;
     }
     None
+}
+
+/// `for (j = 0; j < 2; ++j)` then `#pragma unroll 2` then the body: the grammar takes a
+/// directive only between statements, so one between a loop's or branch's header and its
+/// body is blanked (the analysis reads no pragma).
+fn pragmas_before_bodies(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    let mut line = 0;
+    while line < b.len() {
+        let end = b[line..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(b.len(), |p| line + p);
+        let first = skip_ws(b, line).min(end);
+        if mask.get(first) == Some(&true)
+            && b[first..end].starts_with(b"#")
+            && b[skip_ws(b, first + 1).min(end)..end].starts_with(b"pragma")
+            && ends_a_header(b, mask, line)
+        {
+            edits.push((first, end, None));
+        }
+        line = end + 1;
+    }
+}
+
+/// Whether the code before `at` (a line's start), skipping blank lines, comments and other
+/// directives, ends in the `)` of an `if`, `for`, `while` or `switch` header, or in `else`.
+pub(super) fn ends_a_header(b: &[u8], mask: &[bool], at: usize) -> bool {
+    let mut i = at;
+    let close = loop {
+        let Some(p) = (0..i)
+            .rev()
+            .find(|&p| mask[p] && !b[p].is_ascii_whitespace())
+        else {
+            return false;
+        };
+        let line_start = b[..p]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |s| s + 1);
+        if b[skip_ws(b, line_start)] == b'#' {
+            i = line_start;
+            continue;
+        }
+        break p;
+    };
+    if b[close] != b')' {
+        return b[..=close].ends_with(b"else")
+            && (close < 4 || !is_word(b[close - 4]))
+            && b.get(close + 1).is_none_or(|c| !is_word(*c));
+    }
+    let mut depth = 0usize;
+    let mut open = None;
+    for p in (0..=close).rev() {
+        if !mask[p] {
+            continue;
+        }
+        match b[p] {
+            b')' => depth += 1,
+            b'(' => {
+                depth -= 1;
+                if depth == 0 {
+                    open = Some(p);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(open) = open else {
+        return false;
+    };
+    let word_end = (0..open)
+        .rev()
+        .find(|&p| !b[p].is_ascii_whitespace())
+        .map_or(0, |p| p + 1);
+    let word_start = (0..word_end)
+        .rev()
+        .find(|&p| !is_word(b[p]))
+        .map_or(0, |p| p + 1);
+    matches!(
+        &b[word_start..word_end],
+        b"if" | b"for" | b"while" | b"switch"
+    )
 }
 
 /// `"a"MACRO"b"` and `"a" MACRO "b"`: the macro is blanked.
@@ -393,6 +488,15 @@ mod tests {
     }
 
     #[test]
+    fn a_pragma_between_a_header_and_its_body_is_blanked() {
+        let src = "for (j = 0;j < 2;++j)\n#pragma unroll 2\n  for (k = 0;k < 2;++k)\n  #pragma unroll\n    x[j][k] += 1;\n#pragma unroll\nfor (;;) {}\nif (a)\n#pragma unroll\n  f();\nelse\n#pragma unroll\n  g();\n";
+        let out = rewrite(src);
+        let pragmas: Vec<&str> = out.lines().filter(|l| l.contains("pragma")).collect();
+        assert_eq!(pragmas, ["#pragma unroll"]);
+        assert_eq!(out.lines().count(), src.lines().count());
+    }
+
+    #[test]
     fn typeid_of_a_type_keyword() {
         assert_eq!(
             rewrite("if (typeid(Real) == typeid(double)) {}"),
@@ -446,6 +550,11 @@ mod tests {
         // declarations and keywords keep their types
         let kept = "void f(int, float*);\nFoo(int);\nx = sizeof(int) + (float)y;\nint g(int a);";
         assert_eq!(rewrite(kept), kept);
+        // a macro named in mixed case ends its statement; a constructor goes on to its body
+        assert_eq!(
+            rewrite("MAKE_opt32(float, ADAM);\nstruct S { No_Params(const P &, int) { } };"),
+            "MAKE_opt32(0    , ADAM);\nstruct S { No_Params(const P &, int) { } };"
+        );
     }
 
     #[test]

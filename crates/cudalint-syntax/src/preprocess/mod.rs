@@ -254,10 +254,99 @@ pub fn prepare<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
         Cow::Borrowed(_) => selected,
         Cow::Owned(s) => Cow::Owned(s),
     };
-    match syntax_macros::blank(&aligned, &defines.specifiers) {
+    let blanked = match syntax_macros::blank(&aligned, &defines.specifiers) {
         Cow::Borrowed(_) => aligned,
         Cow::Owned(s) => Cow::Owned(s),
+    };
+    match empty_define_bodies(&blanked) {
+        Cow::Borrowed(_) => blanked,
+        Cow::Owned(s) => Cow::Owned(s),
     }
+}
+
+/// A `#define` whose body is nothing but spaces (`#define X(a) ` as written, or a body the
+/// rewrites above blanked: `#define _ALIGN(x) __align__(x)`) ends its line right after the
+/// name: tree-sitter-cuda skips the spaces and the newline and takes the next line for the
+/// body, a kernel that follows vanishing into it. The newlines move up to the name (and the
+/// backslashes of an empty continued body go), the spaces after them: every later byte keeps
+/// its offset.
+fn empty_define_bodies(src: &str) -> Cow<'_, str> {
+    if !src.contains("define") {
+        return Cow::Borrowed(src);
+    }
+    let b = src.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut line = 0;
+    while line < b.len() {
+        let eol = |from: usize| {
+            b[from..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| from + p)
+        };
+        let end = eol(line);
+        if let Some(body) = define_body_start(&b[line..end]).map(|o| line + o) {
+            // the logical line: physical lines joined by a trailing backslash
+            let (mut seg, mut last) = (body, end);
+            while last < b.len() && b[seg..last].trim_ascii_end().ends_with(b"\\") {
+                seg = last + 1;
+                last = eol(seg);
+            }
+            let empty = b[body..last]
+                .iter()
+                .all(|&c| c.is_ascii_whitespace() || c == b'\\');
+            if empty && last < b.len() && body < last {
+                let bytes = out.get_or_insert_with(|| b.to_vec());
+                let newlines = b[body..=last].iter().filter(|&&c| c == b'\n').count();
+                for (k, c) in bytes[body..=last].iter_mut().enumerate() {
+                    *c = if k < newlines { b'\n' } else { b' ' };
+                }
+            }
+            line = last + 1;
+            continue;
+        }
+        line = end + 1;
+    }
+    match out {
+        Some(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string())),
+        None => Cow::Borrowed(src),
+    }
+}
+
+/// Where the body of a `#define` line starts: after its name and, for a function-like one,
+/// its parameter list. `None` for any other line.
+fn define_body_start(line: &[u8]) -> Option<usize> {
+    let skip = |from: usize| {
+        from + line[from..]
+            .iter()
+            .take_while(|c| **c == b' ' || **c == b'\t')
+            .count()
+    };
+    let hash = skip(0);
+    if line.get(hash) != Some(&b'#') {
+        return None;
+    }
+    let kw = skip(hash + 1);
+    if !line[kw..].starts_with(b"define") {
+        return None;
+    }
+    let name = skip(kw + 6);
+    if name == kw + 6 {
+        return None;
+    }
+    let name_end = name
+        + line[name..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+    if name_end == name {
+        return None;
+    }
+    if line.get(name_end) == Some(&b'(') {
+        let close = line[name_end..].iter().position(|&c| c == b')')?;
+        return Some(name_end + close + 1);
+    }
+    Some(name_end)
 }
 
 /// A `#define`'s replacement read as declaration specifiers: every word one of C++'s and
@@ -295,6 +384,8 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
             .strip_prefix("__attribute__")
             .or_else(|| rest.strip_prefix("__declspec"))
             .or_else(|| rest.strip_prefix("__launch_bounds__"))
+            .or_else(|| rest.strip_prefix("__builtin_align__"))
+            .or_else(|| rest.strip_prefix("__align__"))
         {
             let close = balanced_end(after.trim_start())?;
             rest = after.trim_start()[close..].trim_start();
@@ -439,12 +530,18 @@ mod directive_comment_tests {
     }
 }
 
-/// Blank `__align__(N)` and `__attribute__((...))` (the grammar has no rule for either where
-/// CUDA code puts them: `float s[64] __attribute__((aligned(1024)))`, `typedef struct
-/// __attribute__((__aligned__(8))) {...}`), and spell `__restrict` as the grammar's
-/// `restrict`.
+/// Blank `__align__(N)`, `__attribute__((...))` and their spellings in CUDA's own headers
+/// and MSVC's (the grammar has no rule for any where CUDA code puts them: `float s[64]
+/// __attribute__((aligned(1024)))`, `typedef struct __attribute__((__aligned__(8))) {...}`,
+/// `typedef struct __builtin_align__(32) uint48 {...}`), and spell `__restrict` as the
+/// grammar's `restrict`.
 pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
-    const BLANKED: &[&str] = &["__align__", "__attribute__"];
+    const BLANKED: &[&str] = &[
+        "__align__",
+        "__attribute__",
+        "__builtin_align__",
+        "__declspec",
+    ];
     let restrict = src.contains("__restrict") && {
         let b = src.as_bytes();
         src.match_indices("__restrict").any(|(i, _)| {
@@ -508,6 +605,19 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_define_body_does_not_take_the_next_line() {
+        let src = "#define X    \n__global__ void k(float* a) { a[0] = 1; }\n#define Y(a) \\\n  \n__global__ void k2(float* a) { a[0] = 1; }\n#define Z(a) f(a) \n#define W\n";
+        let out = empty_define_bodies(src);
+        assert_eq!(out.len(), src.len());
+        assert_eq!(
+            out,
+            "#define X\n    __global__ void k(float* a) { a[0] = 1; }\n#define Y(a)\n\n    __global__ void k2(float* a) { a[0] = 1; }\n#define Z(a) f(a) \n#define W\n"
+        );
+        let parsed = crate::parse(src).unwrap();
+        assert_eq!(parsed.model.functions.len(), 2);
+    }
 
     #[test]
     fn blanks_align_keeping_length() {

@@ -40,7 +40,14 @@ const BLANKED: &[&str] = &[
     "VKAPI_ATTR",
     "VKAPI_CALL",
     "VKAPI_PTR",
+    // CUDA's host_defines.h: an attribute of its own declarations, copied by programs that
+    // redeclare builtins (`extern __device__ __device_builtin__ void __threadfence(void);`)
+    "__device_builtin__",
 ];
+
+/// Defined by the CUDA headers as a string the grammar must see as one: inline PTX operand
+/// constraints (`: __LDG_PTR(ptr)` in an `asm` is `: "l"(ptr)`).
+const SPELLED: &[(&str, &str)] = &[("__LDG_PTR", "\"l\"")];
 
 pub fn blank<'a>(src: &'a str, specifiers: &BTreeMap<String, Specifier>) -> Cow<'a, str> {
     let src = match rewrite_specifiers(src, specifiers) {
@@ -179,24 +186,60 @@ fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
 }
 
 fn blank_words(src: &str) -> Cow<'_, str> {
-    if !BLANKED.iter().any(|m| src.contains(m)) {
+    let words = || {
+        BLANKED
+            .iter()
+            .map(|m| (*m, ""))
+            .chain(SPELLED.iter().copied())
+    };
+    if !words().any(|(m, _)| src.contains(m)) {
         return Cow::Borrowed(src);
     }
     let b = src.as_bytes();
     let mut out = b.to_vec();
-    for m in BLANKED {
+    for (m, with) in words() {
         let mut from = 0;
         while let Some(off) = src[from..].find(m) {
             let start = from + off;
             let end = start + m.len();
             let word = |i: Option<&u8>| i.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
-            if !word(start.checked_sub(1).and_then(|i| b.get(i))) && !word(b.get(end)) {
+            if !word(start.checked_sub(1).and_then(|i| b.get(i)))
+                && !word(b.get(end))
+                && !names_a_macro(b, start)
+            {
                 blank_range(&mut out, start..end);
+                out[start..start + with.len()].copy_from_slice(with.as_bytes());
             }
             from = end;
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Whether byte `at` is on a directive's line.
+fn in_directive(b: &[u8], at: usize) -> bool {
+    let line_start = b[..at]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1);
+    b[line_start..at].trim_ascii_start().starts_with(b"#")
+}
+
+/// Whether the word at `at` is the name a directive defines or tests (`#define __LDG_PTR "l"`,
+/// `#ifndef CUDART_CB`, `defined(WINAPI)`): the name stays for the directive to read.
+fn names_a_macro(b: &[u8], at: usize) -> bool {
+    let line_start = b[..at]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |p| p + 1);
+    let before = b[line_start..at].trim_ascii();
+    let Some(directive) = before.strip_prefix(b"#") else {
+        return false;
+    };
+    let directive = directive.trim_ascii();
+    matches!(directive, b"define" | b"undef" | b"ifdef" | b"ifndef")
+        || directive.ends_with(b"defined")
+        || directive.ends_with(b"defined(")
 }
 
 /// Marks the bytes that are code (not inside a comment): what "the previous character"
@@ -410,6 +453,62 @@ fn spanning_call(b: &[u8], mask: &[bool], start: usize, end: usize) -> Option<us
 }
 
 /// The braces open before each byte (code only).
+/// Two or more calls `NAME(...)` one after another from the line at `start`, nothing but
+/// spaces between them, the last ending its line: where the last one's `)` ends.
+fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<usize> {
+    let mut i = start;
+    while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
+        i += 1;
+    }
+    let mut calls = 0;
+    loop {
+        let name = i;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+        if i == name || b[name].is_ascii_digit() || !mask[name] {
+            break;
+        }
+        if KEYWORDS.contains(&std::str::from_utf8(&b[name..i]).ok()?) {
+            return None;
+        }
+        if b.get(i) != Some(&b'(') {
+            return None;
+        }
+        let mut depth = 0usize;
+        loop {
+            if i >= b.len() || i - name > 4096 {
+                return None;
+            }
+            if mask[i] {
+                match b[i] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    b';' | b'{' | b'}' => return None,
+                    b'"' | b'\'' => i = super::literal_end(b, i),
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        i += 1;
+        calls += 1;
+        let close = i;
+        while i < b.len() && (b[i] == b' ' || b[i] == b'\t' || b[i] == b'\r') {
+            i += 1;
+        }
+        if i >= b.len() || b[i] == b'\n' || !mask[i] {
+            return (calls >= 2).then_some(close);
+        }
+    }
+    None
+}
+
 fn brace_depths(b: &[u8], mask: &[bool]) -> Vec<u32> {
     let mut depth = 0u32;
     b.iter()
@@ -434,13 +533,34 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
     let mut start = 0;
     let mut prev_sig: Option<u8> = None;
     let mut depth: Option<Vec<u32>> = None;
+    // the line after a directive's line that ends in a backslash is the directive's too (a
+    // `#define`'s body: `RND(S[i], ...)` there is no statement)
+    let mut continued = false;
     while start < b.len() {
         let end = b[start..]
             .iter()
             .position(|&c| c == b'\n')
             .map_or(b.len(), |p| start + p);
         let line = &b[start..end];
-        let directive = line.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'#');
+        let directive = continued || line.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'#');
+        continued =
+            directive && line.iter().rev().find(|c| !c.is_ascii_whitespace()) == Some(&b'\\');
+        if !directive && matches!(prev_sig, None | Some(b';' | b'}')) {
+            // `MAKE(ADAM, half) MAKE(ADAM, float) ...` at file scope: instantiation macros
+            // written one after another with nothing between them, which no C++ declaration
+            // is; blanked
+            if let Some(run_end) = call_run(b, &mask, start) {
+                let depth = depth.get_or_insert_with(|| brace_depths(b, &mask));
+                if depth[start] == 0 {
+                    blank_range(out.get_or_insert_with(|| b.to_vec()), start..run_end);
+                    start = b[run_end..]
+                        .iter()
+                        .position(|&c| c == b'\n')
+                        .map_or(b.len(), |p| run_end + p + 1);
+                    continue;
+                }
+            }
+        }
         if !directive {
             if let Some(r) = lone_macro(line, &mask[start..end]) {
                 let after_statement = matches!(prev_sig, None | Some(b';' | b'{' | b'}' | b':'));
@@ -450,8 +570,30 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
                     Some(c) => c.is_ascii_alphabetic() || c == b'_' || c == b'}' || c == b'#',
                 };
                 if after_statement && before_statement {
+                    // a call in a function body is kept, for the analysis to expand where the
+                    // program defines it (mumax's `reduce(load, sum, atomicAdd)`, a kernel's
+                    // whole body), with the semicolon it lacks; elsewhere, or with no room for
+                    // one, it is blanked
+                    let call = line[r.end - 1] == b')';
+                    let in_body = call && {
+                        let depth = depth.get_or_insert_with(|| brace_depths(b, &mask));
+                        depth[start] > 0
+                    };
+                    let (s, e) = (start + r.start, start + r.end);
+                    let room = (e..b.len()).take_while(|&i| !significant(i)).find(|&i| {
+                        mask[i] && (b[i] == b' ' || b[i] == b'\t') && !in_directive(b, i)
+                    });
                     let bytes = out.get_or_insert_with(|| b.to_vec());
-                    blank_range(bytes, start + r.start..start + r.end);
+                    if in_body && room.is_some() {
+                        bytes[room.unwrap_or(e)] = b';';
+                    } else if in_body && s > start && matches!(b[s - 1], b' ' | b'\t') {
+                        // no space after it: the call moves left a byte into its indentation
+                        bytes.copy_within(s..e, s - 1);
+                        bytes[e - 1] = b';';
+                    } else {
+                        blank_range(bytes, s..e);
+                    }
+                    prev_sig = Some(b';');
                     start = end + 1;
                     continue;
                 }
@@ -464,6 +606,24 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
                     prev_sig = Some(b';');
                     start = end + 1;
                     continue;
+                }
+                // `for (...)` then `SWAP(a, b)` (a macro that is a block): the body of the loop
+                // or branch, kept, with the semicolon it lacks put in the first space after it
+                if matches!(prev_sig, Some(b')' | b'e'))
+                    && before_statement
+                    && super::grammar_gaps::ends_a_header(b, &mask, start)
+                {
+                    let room = (start + r.end..b.len())
+                        .take_while(|&i| !significant(i))
+                        .find(|&i| {
+                            mask[i] && (b[i] == b' ' || b[i] == b'\t') && !in_directive(b, i)
+                        });
+                    if let Some(at) = room {
+                        out.get_or_insert_with(|| b.to_vec())[at] = b';';
+                        prev_sig = Some(b';');
+                        start = end + 1;
+                        continue;
+                    }
                 }
             } else if let Some(close) = spanning_call(b, &mask, start, end) {
                 // `CHECK_CUDA(render(...,\n ...), debug)` over several lines, no semicolon: the
@@ -496,7 +656,10 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
                     let depth = depth.get_or_insert_with(|| brace_depths(b, &mask));
                     let closes_block = next.is_some_and(|i| b[i] == b'}');
                     if depth[start] == 0 || closes_block {
-                        blank_range(out.get_or_insert_with(|| b.to_vec()), start..close + 1);
+                        // from the call's first byte: the indentation before it may hold the
+                        // semicolon of the line above
+                        let first = (start..close).find(|&i| significant(i)).unwrap_or(start);
+                        blank_range(out.get_or_insert_with(|| b.to_vec()), first..close + 1);
                         start = resume;
                         continue;
                     }
@@ -519,6 +682,17 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_macro_a_directive_names_is_kept() {
+        let src =
+            "#define __LDG_PTR \"l\"\n#ifndef CUDART_CB\nasm(\"ld\" : \"=r\"(r) : __LDG_PTR(p));\n";
+        let out = super::blank(src, &Default::default());
+        assert_eq!(
+            out,
+            "#define __LDG_PTR \"l\"\n#ifndef CUDART_CB\nasm(\"ld\" : \"=r\"(r) : \"l\"      (p));\n"
+        );
+    }
+
     #[test]
     fn callback_macro_is_blanked_as_a_word() {
         let src = "void CUDART_CB done(cudaStream_t s); int CUDART_CBX;";
@@ -547,8 +721,20 @@ mod tests {
                 "CHECK(f(a,",
                 "b), 1)",
                 "x = 1;",
+                "EXT(a)",
+                ";",
                 "}"
             ]
+        );
+    }
+
+    #[test]
+    fn a_kernel_body_that_is_one_macro_call_is_kept() {
+        let src = "__global__ void k(float* src, int n) {\n    reduce(load, sum, atomicAdd)\n}\nREGISTER(k)\n";
+        let out = super::blank_statement_macros(src);
+        assert_eq!(
+            out,
+            "__global__ void k(float* src, int n) {\n   reduce(load, sum, atomicAdd);\n}\n           \n"
         );
     }
 
@@ -562,10 +748,34 @@ mod tests {
                 "cudaMalloc(&p, n);",
                 "// check",
                 "k<<<1, 1>>>(p);",
-                "x = 1;",
+                "PERF_END(\"k\", a, b)",
+                "; cudaCheckAsyncError(\"Cuda malloc\")",
+                "; x = 1;",
                 "}"
             ]
         );
+    }
+
+    #[test]
+    fn instantiation_macros_one_after_another_are_blanked() {
+        let src = "#define M(a, b) template void f<a, b>();\nM(A, half) M(A, float) M(\n    B, half\n) M(B, float)\nvoid g() { F(x) G(y) }\n";
+        assert_eq!(kept(src), ["#define M(a, b)", "void g() { F(x) G(y) }"]);
+    }
+
+    #[test]
+    fn a_macro_as_a_loop_body_gets_its_semicolon() {
+        let src = "void f() {\n  for (m = 0;m < 2;++m)\n    SWAP(x[m],y[m])\n\n  /* c */\n#pragma unroll\n  for (;;)\n    SWAP(x[0],y[0])\n  if (a) g(); else\n    CUERR\n  x = 1;\n}\n";
+        let out = super::blank_statement_macros(src);
+        assert_eq!(
+            out,
+            "void f() {\n  for (m = 0;m < 2;++m)\n    SWAP(x[m],y[m])\n\n; /* c */\n#pragma unroll\n  for (;;)\n    SWAP(x[0],y[0])\n; if (a) g(); else\n    CUERR\n; x = 1;\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_continued_define_body_is_no_statement_macro() {
+        let src = "#define R(S, i) \\\n\tRND(S[i], \\\n\t\tS[i + 1])\n\nstatic const int k[3] = {\n\t1, 0, 0\n};\n";
+        assert_eq!(super::blank_statement_macros(src), src);
     }
 
     #[test]
@@ -588,7 +798,7 @@ mod tests {
                 "; x = 1;",
                 "if (c)",
                 "FOO(x)",
-                "else y();",
+                "; else y();",
                 "}"
             ]
         );
