@@ -12,7 +12,7 @@ use super::{
 };
 use crate::sym::{self, Op, Sym, Var};
 use crate::types;
-use cudalint_syntax::{Expr, ExprKind, FnKind, Function, Span, TemplateArg, TypeRef};
+use cudalint_syntax::{BinOp, Expr, ExprKind, FnKind, Function, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
@@ -228,7 +228,7 @@ impl KernelRun<'_> {
             };
             self.assign_local(local, set);
         }
-        Val::Unknown(format!("result of `{name}`").into())
+        function_of(name, &argv, false)
     }
 
     /// `__ldg(p)`, `atomicAdd(&a[i], v)`: an access of the place the first argument points to.
@@ -366,6 +366,22 @@ impl KernelRun<'_> {
                 };
                 let a = self.rvalue(&args[0]).sym();
                 Val::Int(sym::un(op, a))
+            }
+            // integer intrinsics with no memory behind them: exact where their selector or
+            // shift is known, else a function of their arguments
+            n if PURE_INTRINSICS.contains(&n) => {
+                let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+                // a value read at a uniform address is one variable for its whole array
+                // (`state[6].x` and `state[5].y` alike): exact results of it would make
+                // different lookups one address, and the second a load held in a register
+                let whole_array = argv.iter().any(|v| match v {
+                    Val::Int(s) => self.reads_array_wide_value(s),
+                    _ => false,
+                });
+                (!whole_array)
+                    .then(|| exact_intrinsic(n, &argv))
+                    .flatten()
+                    .unwrap_or_else(|| function_of(n, &argv, true))
             }
             "__builtin_assume_aligned" if !args.is_empty() => {
                 for a in &args[1..] {
@@ -816,6 +832,128 @@ fn value_builtin(name: &str, argv: &[Val]) -> Option<Val> {
         .iter()
         .any(|p| name.starts_with(p))
         .then(|| Val::Int(sym::data(format!("value fetched by `{name}`"))))
+}
+
+/// CUDA's integer intrinsics that compute their result from their arguments alone.
+const PURE_INTRINSICS: &[&str] = &[
+    "__byte_perm",
+    "__funnelshift_l",
+    "__funnelshift_lc",
+    "__funnelshift_r",
+    "__funnelshift_rc",
+    "__umulhi",
+    "__mulhi",
+    "__umul64hi",
+    "__mul64hi",
+    "__sad",
+    "__usad",
+    "__dp4a",
+    "__dp2a_lo",
+    "__dp2a_hi",
+];
+
+/// `__byte_perm(x, y, s)` and the funnel shifts with a known selector or shift, as the
+/// shifts and masks they are (`__byte_perm(x, 0, 0x4440)` is `x & 0xff`); `None` otherwise,
+/// or where the result is too large an expression to evaluate.
+fn exact_intrinsic(name: &str, argv: &[Val]) -> Option<Val> {
+    let [Val::Int(x), Val::Int(y), Val::Int(sel)] = argv else {
+        return None;
+    };
+    let sel = sel.as_const()?;
+    let k = sym::konst;
+    let word = |s: &Sym| sym::binop(BinOp::BitAnd, s.clone(), k(0xffff_ffff));
+    let result = match name {
+        "__byte_perm" => {
+            let byte = |i: i64| {
+                let src = if i < 4 { x } else { y };
+                let shifted = sym::binop(BinOp::Shr, word(src), k(8 * (i % 4)));
+                sym::binop(BinOp::BitAnd, shifted, k(0xff))
+            };
+            (0..4).fold(k(0), |acc, out| {
+                let from = (sel >> (4 * out)) & 7;
+                if from >= 4 && y.as_const() == Some(0) {
+                    return acc;
+                }
+                let placed = sym::binop(BinOp::Shl, byte(from), k(8 * out));
+                sym::binop(BinOp::BitOr, acc, placed)
+            })
+        }
+        "__funnelshift_l" | "__funnelshift_lc" | "__funnelshift_r" | "__funnelshift_rc" => {
+            let s = if name.ends_with('c') {
+                sel.clamp(0, 32)
+            } else {
+                sel & 31
+            };
+            let (lo, hi) = (word(x), word(y));
+            let left = name.starts_with("__funnelshift_l");
+            let v = match (left, s) {
+                (true, 0) | (false, 32) => hi,
+                (true, 32) | (false, 0) => lo,
+                (true, s) => sym::binop(
+                    BinOp::BitOr,
+                    sym::binop(BinOp::Shl, hi, k(s)),
+                    sym::binop(BinOp::Shr, lo, k(32 - s)),
+                ),
+                (false, s) => sym::binop(
+                    BinOp::BitOr,
+                    sym::binop(BinOp::Shr, lo, k(s)),
+                    sym::binop(BinOp::Shl, hi, k(32 - s)),
+                ),
+            };
+            word(&v)
+        }
+        _ => return None,
+    };
+    result
+        .unknown_reason()
+        .is_none()
+        .then_some(Val::Int(result))
+}
+
+/// What a call cudalint cannot see into returns, as a function of its integer arguments
+/// (never an address a later access could find held in a register): where a lane's
+/// arguments come from memory (`__byte_perm(x, 0, 0x4440)` on a hash's state), or vary
+/// by lane and the function is `pure` (no memory behind it), what a value loaded at an
+/// address made of the arguments is: lanes given the same arguments get the same result,
+/// different arguments unrelated results (a gather at worst). Unknown otherwise.
+fn function_of(name: &str, argv: &[Val], pure: bool) -> Val {
+    let unknown = || Val::Unknown(format!("result of `{name}`").into());
+    let ints: Vec<&Sym> = argv
+        .iter()
+        .filter_map(|v| match v {
+            Val::Int(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    if ints.is_empty() || ints.len() != argv.len() {
+        return unknown();
+    }
+    let data = ints.iter().any(|s| s.data);
+    let varying = ints.iter().any(|s| s.lane_varying);
+    if !(data || pure) {
+        return unknown();
+    }
+    // what made an argument unknown says more than the call does
+    if let Some(r) = ints.iter().find_map(|s| s.unknown_reason()) {
+        return Val::Unknown(r);
+    }
+    let what = format!("result of `{name}`");
+    let salt = name.bytes().fold(0x517c_c1b7_2722_0a95_i64, |h, c| {
+        h.rotate_left(5) ^ i64::from(c)
+    });
+    let size: u32 = ints.iter().map(|s| s.size).sum();
+    if size > sym::MAX_SYM_SIZE / 2 {
+        return if varying {
+            Val::Int(sym::data(what))
+        } else {
+            Val::Unknown(what.into())
+        };
+    }
+    let key = ints.iter().enumerate().fold(sym::konst(salt), |k, (i, s)| {
+        let shifted = sym::binop(BinOp::Shl, (*s).clone(), sym::konst(13 * i as i64));
+        sym::binop(BinOp::BitXor, k, shifted)
+    });
+    Val::Int(sym::loaded(key, what))
 }
 
 fn is_identifier(s: &str) -> bool {

@@ -531,6 +531,27 @@ impl<'p> KernelRun<'p> {
         Some(ptr)
     }
 
+    /// Whether `s` reads a value loaded at a uniform address (a variable that stands for every
+    /// element of its array).
+    fn reads_array_wide_value(&self, s: &Sym) -> bool {
+        match &s.kind {
+            sym::SymKind::Var(Var::Runtime(i)) => self
+                .runtime
+                .get(*i as usize)
+                .is_some_and(|r| r.name.ends_with("[...]")),
+            sym::SymKind::Un(_, a) | sym::SymKind::Loaded(a, _) => self.reads_array_wide_value(a),
+            sym::SymKind::Bin(_, a, b) => {
+                self.reads_array_wide_value(a) || self.reads_array_wide_value(b)
+            }
+            sym::SymKind::Select(c, a, b) => {
+                self.reads_array_wide_value(c)
+                    || self.reads_array_wide_value(a)
+                    || self.reads_array_wide_value(b)
+            }
+            _ => false,
+        }
+    }
+
     fn runtime_var(&mut self, name: &str, launch_value: Option<i64>) -> Sym {
         if let Some(v) = self.options.params.get(name) {
             return sym::konst(*v);
