@@ -401,14 +401,15 @@ fn kernel_findings(result: &analysis::Analysis, inputs: &[Input], ctx: &Ctx) -> 
             diagnostics.push((s.loc.0, rules::not_analysed::check_kernel(s, ctx)));
         }
     }
+    let excess = crate::impact::kernel_excess(&result.accesses);
     for a in &result.accesses {
         if !reported(a.loc.0) {
             continue;
         }
-        if let Some(d) = rules::check_access(a, &result.accesses, ctx) {
+        if let Some(d) = rules::check_access(a, &result.accesses, excess, ctx) {
             diagnostics.push((a.loc.0, d));
         }
-        records.push((a.loc.0, record(a, &result.accesses, ctx)));
+        records.push((a.loc.0, record(a, excess, ctx)));
     }
     (diagnostics, records, timed_out)
 }
@@ -590,7 +591,7 @@ pub(crate) type KernelFindings = (
     Vec<(usize, String)>,
 );
 
-fn record(a: &Access, kernel: &[Access], ctx: &Ctx) -> AccessRecord {
+fn record(a: &Access, kernel_excess: f64, ctx: &Ctx) -> AccessRecord {
     let p = ctx.pos(a.loc);
     let (stride, reason) = match &a.cost.class {
         analysis::Class::Strided(s) => (Some(*s), None),
@@ -643,7 +644,7 @@ fn record(a: &Access, kernel: &[Access], ctx: &Ctx) -> AccessRecord {
             wavefronts: p.wavefronts_after,
             lanes: p.lanes_after.clone(),
         }),
-        impact: crate::impact::figures(a, kernel, ctx),
+        impact: crate::impact::figures(a, kernel_excess, ctx),
         geometry: (
             a.shape.target.sector_bytes,
             a.shape.target.banks,

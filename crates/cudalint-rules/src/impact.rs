@@ -6,12 +6,19 @@ use crate::diagnostic::{ImpactFigures, Name};
 use cudalint_analysis::{Access, Space, TripSource};
 
 /// The estimate for `a`; `kernel` holds every access of its kernel (for its share).
-pub fn figures(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<ImpactFigures> {
-    let i = a.impact.as_ref()?;
-    let total: f64 = kernel
+/// The estimated excess bytes of a kernel's accesses together: what each access's share of
+/// its kernel is of (summed once per kernel, not once per access: a generated kernel of
+/// 100,000 accesses made that quadratic).
+pub fn kernel_excess(kernel: &[Access]) -> f64 {
+    kernel
         .iter()
         .filter_map(|k| Some(k.impact.as_ref()?.excess_bytes(k.space)))
-        .sum();
+        .sum()
+}
+
+pub fn figures(a: &Access, kernel_excess: f64, ctx: &Ctx) -> Option<ImpactFigures> {
+    let i = a.impact.as_ref()?;
+    let total = kernel_excess;
     let bytes = i.excess_bytes(a.space);
     let mut assumptions = Vec::new();
     for l in &i.loops {

@@ -14,8 +14,14 @@ use crate::diagnostic::{Diagnostic, Fix, Label};
 use cudalint_analysis::{Access, Class, ShapeSource, Space};
 
 /// Runs every access rule; the first that fires owns the access.
-/// `kernel` holds every access of the same kernel (a transpose is seen from its two sides).
-pub fn check_access(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<Diagnostic> {
+/// `kernel` holds every access of the same kernel (a transpose is seen from its two sides),
+/// `kernel_excess` their estimated excess bytes together.
+pub fn check_access(
+    a: &Access,
+    kernel: &[Access],
+    kernel_excess: f64,
+    ctx: &Ctx,
+) -> Option<Diagnostic> {
     // a copy split into several instructions is one finding, on its first
     if a.piece.is_some_and(|(k, _)| k > 0) {
         return None;
@@ -28,7 +34,7 @@ pub fn check_access(a: &Access, kernel: &[Access], ctx: &Ctx) -> Option<Diagnost
         .or_else(|| bank_conflict::check(a, ctx))?;
     if let (Some(f), Some(impact)) = (
         d.figures.as_mut(),
-        crate::impact::figures(a, kernel, ctx).filter(|i| i.excess > 0.0),
+        crate::impact::figures(a, kernel_excess, ctx).filter(|i| i.excess > 0.0),
     ) {
         d.notes.push(crate::impact::note(&impact, &a.kernel));
         f.impact = Some(impact);
