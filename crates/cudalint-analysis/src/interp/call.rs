@@ -150,6 +150,9 @@ impl KernelRun<'_> {
             Ok(v) => return v,
             Err(argv) => argv,
         };
+        if let Some(v) = self.parameter_method(name, &argv) {
+            return v;
+        }
         if name == "abs" {
             if let [Val::Int(s)] = &argv[..] {
                 if let Some(c) = s.as_const() {
@@ -780,6 +783,30 @@ impl KernelRun<'_> {
         let called = self.device_call(&qualified, method, targs, argv, span);
         self.next_this = None;
         called
+    }
+
+    /// `boxes.size(0)`, `acc.stride(1)` on a kernel's object parameter whose class cudalint
+    /// does not see (PyTorch's `PackedTensorAccessor64`): given constants, a value the launch
+    /// fixes, one for the whole grid, as a scalar parameter is.
+    fn parameter_method(&mut self, name: &str, argv: &[Val]) -> Option<Val> {
+        let (object, method) = name.rsplit_once('.')?;
+        if !is_identifier(object) || !is_identifier(method) {
+            return None;
+        }
+        let uniform = match self.lookup(object, Span::default()) {
+            Val::Aggregate { .. } => true,
+            Val::Ptr(p) => !p.offset.lane_varying && !p.offset.data && p.space == Space::Global,
+            _ => false,
+        };
+        let consts: Option<Vec<String>> = argv
+            .iter()
+            .map(|v| match v {
+                Val::Int(s) => s.as_const().map(|c| c.to_string()),
+                _ => None,
+            })
+            .collect();
+        let consts = consts?;
+        uniform.then(|| Val::Int(self.runtime_var(&format!("{name}({})", consts.join(", ")), None)))
     }
 
     /// `SharedMemory<T>()`: an object whose conversion operator hands out the block's dynamic

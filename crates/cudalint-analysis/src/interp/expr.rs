@@ -177,6 +177,12 @@ impl KernelRun<'_> {
                     return obj;
                 }
                 match self.place(arg) {
+                    // `&(buf[i].cam_pos)`: a pointer to the member, a `float3` (its `->x` is
+                    // the member's), not to the struct it sits in
+                    Some(p) if p.field.is_some() && !p.subarray => Val::Ptr(Ptr {
+                        elem: p.ty,
+                        ..p.ptr
+                    }),
                     Some(p) => Val::Ptr(p.ptr),
                     None => match self.whole_array(arg) {
                         // `(T*)&smem`: the address of an array is the address of its first

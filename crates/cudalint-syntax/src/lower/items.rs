@@ -329,7 +329,7 @@ impl<'s> Lowerer<'s> {
                     launch_bounds = c.named_child(0).map(|e| self.expr(e, 0));
                 }
                 _ => match self.text(c) {
-                    "__global__" => kind = FnKind::Global,
+                    "__global__" | crate::preprocess::KERNEL_MARK => kind = FnKind::Global,
                     "__device__" => device = true,
                     "__host__" => host = true,
                     _ => {}

@@ -371,6 +371,9 @@ fn pragmas_before_bodies(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize,
 /// directives, ends in the `)` of an `if`, `for`, `while` or `switch` header, or in `else`.
 pub(super) fn ends_a_header(b: &[u8], mask: &[bool], at: usize) -> bool {
     let mut i = at;
+    // a run of directives is short where it sits between a header and its body; the bounds
+    // keep generated files of thousands of pragmas linear
+    let mut directives = 0;
     let close = loop {
         let Some(p) = (0..i)
             .rev()
@@ -383,6 +386,10 @@ pub(super) fn ends_a_header(b: &[u8], mask: &[bool], at: usize) -> bool {
             .rposition(|&c| c == b'\n')
             .map_or(0, |s| s + 1);
         if b[skip_ws(b, line_start)] == b'#' {
+            directives += 1;
+            if directives > 16 {
+                return false;
+            }
             i = line_start;
             continue;
         }
@@ -395,7 +402,7 @@ pub(super) fn ends_a_header(b: &[u8], mask: &[bool], at: usize) -> bool {
     }
     let mut depth = 0usize;
     let mut open = None;
-    for p in (0..=close).rev() {
+    for p in (close.saturating_sub(4096)..=close).rev() {
         if !mask[p] {
             continue;
         }

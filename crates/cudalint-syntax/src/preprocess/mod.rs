@@ -29,6 +29,10 @@ pub fn included_name(rest: &str) -> Option<&str> {
     Some(&rest[..rest.find(close)?])
 }
 
+/// What a kernel's specifier macro too short to hold `__global__` becomes: an attribute the
+/// grammar takes where `__global__` goes, read by the lowering as `__global__`.
+pub const KERNEL_MARK: &str = "[[G]]";
+
 /// Macros defined before any file is read: `-D` flags and cudalint.toml `defines`, over what
 /// nvcc predefines for a device compilation.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

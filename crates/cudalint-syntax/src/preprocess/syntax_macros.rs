@@ -147,9 +147,17 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
             Specifier::Other => "",
         };
         if with.len() > i - start {
-            // too short to hold the keyword: a kernel stays as the grammar sees it; a device
-            // function loses the word and is found by its calls
+            // too short to hold the keyword: a kernel's macro of five letters or more (pulsar's
+            // `GLOBAL`, `KERNEL`) becomes the attribute `[[G]]`, which the lowering reads as
+            // `__global__`; a shorter one stays as the grammar sees it; a device function loses
+            // the word and is found by its calls
             if what == Specifier::Global {
+                if i - start >= super::KERNEL_MARK.len() {
+                    blank_range(&mut out, start..i);
+                    out[start..start + super::KERNEL_MARK.len()]
+                        .copy_from_slice(super::KERNEL_MARK.as_bytes());
+                    changed = true;
+                }
                 continue;
             }
             blank_range(&mut out, start..i);
@@ -845,8 +853,8 @@ mod specifier_tests {
                 "   float f();",
                 "__device__  int g(); // HD",
                 "__global__  void k();",
-                // too short to hold `__global__`: left as it is
-                "KERNEL void k2();",
+                // too short to hold `__global__`: the attribute that stands for it
+                "[[G]]  void k2();",
                 "const char* s = \"HD\";",
                 "__device__      int h();",
                 "__global__ void           k3();",
