@@ -427,28 +427,8 @@ fn spanning_call(b: &[u8], mask: &[bool], start: usize, end: usize) -> Option<us
     if b.get(i) != Some(&b'(') {
         return None;
     }
-    let mut depth = 0usize;
-    let mut j = i;
-    while j < b.len() && j - i < 4096 {
-        if mask[j] {
-            match b[j] {
-                b'(' => depth += 1,
-                b')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                b';' | b'{' | b'}' => return None,
-                b'"' | b'\'' => {
-                    j = super::literal_end(b, j);
-                }
-                _ => {}
-            }
-        }
-        j += 1;
-    }
-    if depth != 0 || j <= end || j >= b.len() {
+    let j = call_close(b, mask, i)?;
+    if j <= end {
         return None;
     }
     let line_end = b[j..]
@@ -460,7 +440,31 @@ fn spanning_call(b: &[u8], mask: &[bool], start: usize, end: usize) -> Option<us
         .then_some(j)
 }
 
-/// The braces open before each byte (code only).
+/// The `)` that closes a call's `(` at `open`, within 4 KB and with no `;` or brace inside:
+/// a macro invocation's argument list, not a body.
+fn call_close(b: &[u8], mask: &[bool], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = open;
+    while j < b.len() && j - open < 4096 {
+        if mask[j] {
+            match b[j] {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(j);
+                    }
+                }
+                b';' | b'{' | b'}' => return None,
+                b'"' | b'\'' => j = super::literal_end(b, j),
+                _ => {}
+            }
+        }
+        j += 1;
+    }
+    None
+}
+
 /// Two or more calls `NAME(...)` one after another from the line at `start`, nothing but
 /// spaces between them, the last ending its line: where the last one's `)` ends.
 fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<usize> {
@@ -483,28 +487,7 @@ fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<usize> {
         if b.get(i) != Some(&b'(') {
             return None;
         }
-        let mut depth = 0usize;
-        loop {
-            if i >= b.len() || i - name > 4096 {
-                return None;
-            }
-            if mask[i] {
-                match b[i] {
-                    b'(' => depth += 1,
-                    b')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            break;
-                        }
-                    }
-                    b';' | b'{' | b'}' => return None,
-                    b'"' | b'\'' => i = super::literal_end(b, i),
-                    _ => {}
-                }
-            }
-            i += 1;
-        }
-        i += 1;
+        i = call_close(b, mask, i)? + 1;
         calls += 1;
         let close = i;
         while i < b.len() && (b[i] == b' ' || b[i] == b'\t' || b[i] == b'\r') {
@@ -517,6 +500,7 @@ fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<usize> {
     None
 }
 
+/// The braces open before each byte (code only).
 fn brace_depths(b: &[u8], mask: &[bool]) -> Vec<u32> {
     let mut depth = 0u32;
     b.iter()
