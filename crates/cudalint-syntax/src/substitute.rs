@@ -84,6 +84,56 @@ pub fn takes_address_of_param(params: &[String], body: &Expr) -> bool {
     visit(body, params)
 }
 
+/// Whether a macro's body assigns to one of its parameters, or a member of one (pytorch3d's
+/// `#define FASI(a, loc) (loc) = __float_as_int(a)`): the argument is then a place the caller
+/// reads afterwards, and must be written in.
+pub fn assigns_param(params: &[String], body: &Expr) -> bool {
+    fn names_param(e: &Expr, params: &[String]) -> bool {
+        match &e.kind {
+            ExprKind::Ident(n) => params.contains(n),
+            ExprKind::Field {
+                base, arrow: false, ..
+            } => names_param(base, params),
+            _ => false,
+        }
+    }
+    let found = std::cell::Cell::new(false);
+    fn visit(e: &Expr, params: &[String], found: &std::cell::Cell<bool>) {
+        match &e.kind {
+            ExprKind::Assign { lhs, rhs, .. } => {
+                if names_param(lhs, params) {
+                    found.set(true);
+                }
+                visit(rhs, params, found);
+            }
+            ExprKind::Unary { op, arg } => {
+                if matches!(
+                    op,
+                    UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec
+                ) && names_param(arg, params)
+                {
+                    found.set(true);
+                }
+                visit(arg, params, found);
+            }
+            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Comma(lhs, rhs) => {
+                visit(lhs, params, found);
+                visit(rhs, params, found);
+            }
+            ExprKind::Cond { cond, then, els } => {
+                visit(cond, params, found);
+                visit(then, params, found);
+                visit(els, params, found);
+            }
+            ExprKind::Cast { arg, .. } => visit(arg, params, found),
+            ExprKind::Call { args, .. } => args.iter().for_each(|a| visit(a, params, found)),
+            _ => {}
+        }
+    }
+    visit(body, params, &found);
+    found.get()
+}
+
 fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {
     let head = def.statement.as_deref()?;
     let params = def.params.as_ref()?;

@@ -95,11 +95,12 @@ impl KernelRun<'_> {
         if let Some(v) = self.functional_cast(callee, targs, args) {
             return v;
         }
-        // a macro that takes its argument's address stands for its body with the argument
-        // written in it, as the preprocessor makes it: `FLOAT4(a[i])`, that is
-        // `(reinterpret_cast<float4*>(&(a[i]))[0])`, is one 16-byte load, not a 4-byte one of
-        // a[i] and an unknown address (other macros take their arguments' values, evaluated
-        // once, which is what nvcc makes of them too and keeps nested macros linear)
+        // a macro that takes its argument's address, or assigns to it, stands for its body
+        // with the argument written in it, as the preprocessor makes it: `FLOAT4(a[i])`, that
+        // is `(reinterpret_cast<float4*>(&(a[i]))[0])`, is one 16-byte load, not a 4-byte one
+        // of a[i] and an unknown address; `FASI(f[t], idx)`, `(idx) = __float_as_int(f[t])`,
+        // sets the caller's `idx` (other macros take their arguments' values, evaluated once,
+        // which is what nvcc makes of them too and keeps nested macros linear)
         let file = self.file();
         let macro_def = self
             .project
@@ -107,7 +108,9 @@ impl KernelRun<'_> {
             .map(|(_, d)| d);
         if let Some(def) = macro_def {
             if let (Some(params), Some(body)) = (&def.params, &def.body) {
-                if cudalint_syntax::substitute::takes_address_of_param(params, body) {
+                if cudalint_syntax::substitute::takes_address_of_param(params, body)
+                    || cudalint_syntax::substitute::assigns_param(params, body)
+                {
                     let expanded =
                         cudalint_syntax::substitute::expand_expression_macro(params, body, args);
                     return self.expand_macro(&[], &expanded, Vec::new(), (file, span));
