@@ -43,9 +43,11 @@ pub fn expand_expression_macro(params: &[String], body: &Expr, args: &[Expr]) ->
     e
 }
 
-/// Whether a macro's body takes the address of one of its parameters (`&(value)`): the
-/// argument is then a place, not a value, and must be written in.
-pub fn takes_address_of_param(params: &[String], body: &Expr) -> bool {
+/// Whether a macro's body uses one of its parameters as a place, not a value: takes its
+/// address (`&(value)`), assigns to it or to a member of it, or steps it (pytorch3d's
+/// `#define FASI(a, loc) (loc) = __float_as_int(a)`). The argument must then be written in,
+/// for the caller to see what the body did to it.
+pub fn param_is_a_place(params: &[String], body: &Expr) -> bool {
     fn mentions(e: &Expr, params: &[String]) -> bool {
         let found = std::cell::Cell::new(false);
         let mut copy = e.clone();
@@ -58,20 +60,36 @@ pub fn takes_address_of_param(params: &[String], body: &Expr) -> bool {
         });
         found.get()
     }
+    fn names_param(e: &Expr, params: &[String]) -> bool {
+        match &e.kind {
+            ExprKind::Ident(n) => params.contains(n),
+            ExprKind::Field {
+                base, arrow: false, ..
+            } => names_param(base, params),
+            _ => false,
+        }
+    }
     fn visit(e: &Expr, params: &[String]) -> bool {
         match &e.kind {
             ExprKind::Unary {
                 op: UnOp::AddrOf,
                 arg,
             } => mentions(arg, params),
+            ExprKind::Unary {
+                op: UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec,
+                arg,
+            } => names_param(arg, params) || visit(arg, params),
+            ExprKind::Assign { lhs, rhs, .. } => {
+                names_param(lhs, params) || visit(lhs, params) || visit(rhs, params)
+            }
             ExprKind::Field { base, .. } => visit(base, params),
             ExprKind::Index { base, index } => visit(base, params) || visit(index, params),
             ExprKind::Unary { arg, .. }
             | ExprKind::Cast { arg, .. }
             | ExprKind::SizeofExpr(arg) => visit(arg, params),
-            ExprKind::Binary { lhs, rhs, .. }
-            | ExprKind::Assign { lhs, rhs, .. }
-            | ExprKind::Comma(lhs, rhs) => visit(lhs, params) || visit(rhs, params),
+            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Comma(lhs, rhs) => {
+                visit(lhs, params) || visit(rhs, params)
+            }
             ExprKind::Cond { cond, then, els } => {
                 visit(cond, params) || visit(then, params) || visit(els, params)
             }
@@ -82,56 +100,6 @@ pub fn takes_address_of_param(params: &[String], body: &Expr) -> bool {
         }
     }
     visit(body, params)
-}
-
-/// Whether a macro's body assigns to one of its parameters, or a member of one (pytorch3d's
-/// `#define FASI(a, loc) (loc) = __float_as_int(a)`): the argument is then a place the caller
-/// reads afterwards, and must be written in.
-pub fn assigns_param(params: &[String], body: &Expr) -> bool {
-    fn names_param(e: &Expr, params: &[String]) -> bool {
-        match &e.kind {
-            ExprKind::Ident(n) => params.contains(n),
-            ExprKind::Field {
-                base, arrow: false, ..
-            } => names_param(base, params),
-            _ => false,
-        }
-    }
-    let found = std::cell::Cell::new(false);
-    fn visit(e: &Expr, params: &[String], found: &std::cell::Cell<bool>) {
-        match &e.kind {
-            ExprKind::Assign { lhs, rhs, .. } => {
-                if names_param(lhs, params) {
-                    found.set(true);
-                }
-                visit(rhs, params, found);
-            }
-            ExprKind::Unary { op, arg } => {
-                if matches!(
-                    op,
-                    UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec
-                ) && names_param(arg, params)
-                {
-                    found.set(true);
-                }
-                visit(arg, params, found);
-            }
-            ExprKind::Binary { lhs, rhs, .. } | ExprKind::Comma(lhs, rhs) => {
-                visit(lhs, params, found);
-                visit(rhs, params, found);
-            }
-            ExprKind::Cond { cond, then, els } => {
-                visit(cond, params, found);
-                visit(then, params, found);
-                visit(els, params, found);
-            }
-            ExprKind::Cast { arg, .. } => visit(arg, params, found),
-            ExprKind::Call { args, .. } => args.iter().for_each(|a| visit(a, params, found)),
-            _ => {}
-        }
-    }
-    visit(body, params, &found);
-    found.get()
 }
 
 fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {

@@ -108,9 +108,7 @@ impl KernelRun<'_> {
             .map(|(_, d)| d);
         if let Some(def) = macro_def {
             if let (Some(params), Some(body)) = (&def.params, &def.body) {
-                if cudalint_syntax::substitute::takes_address_of_param(params, body)
-                    || cudalint_syntax::substitute::assigns_param(params, body)
-                {
+                if cudalint_syntax::substitute::param_is_a_place(params, body) {
                     let expanded =
                         cudalint_syntax::substitute::expand_expression_macro(params, body, args);
                     return self.expand_macro(&[], &expanded, Vec::new(), (file, span));
