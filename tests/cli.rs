@@ -331,6 +331,65 @@ fn a_header_with_kernels_that_nothing_includes_is_analysed_on_its_own() {
     assert!(r.stderr.contains("no .cu or .cuh files"), "{}", r.stderr);
 }
 
+/// GPUMD's `force/nep.cuh` includes "utilities/common.cuh", found in the folder above the
+/// one checked (its build has `-I src`): what the header declares is what the kernel sees.
+#[test]
+fn a_header_found_above_the_checked_folder_is_seen() {
+    let dir = scratch("header-above");
+    std::fs::create_dir_all(dir.join("utilities")).unwrap();
+    std::fs::create_dir_all(dir.join("force")).unwrap();
+    std::fs::write(
+        dir.join("utilities/common.cuh"),
+        "#pragma once\nconst int STRIDE = 8;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("force/nep.cu"),
+        "#include \"utilities/common.cuh\"\n__global__ void k(float* out) { out[threadIdx.x * STRIDE] = 1.0f; }\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["audit", "--format", "json", "--no-cache"];
+        all.extend_from_slice(args);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudalint"))
+            .args(&all)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["accesses"][0]["sectors_per_request"].clone()
+    };
+    // 8 floats a lane apart: 32 sectors a request, from the folder and from above it alike
+    assert_eq!(run(&["force"]), run(&["."]));
+    assert_eq!(
+        run(&["force"]),
+        serde_json::json!(32.0),
+        "{}",
+        run(&["force"])
+    );
+}
+
+/// warp-ctc's `src/ctc_entrypoint.cu` is a link to `ctc_entrypoint.cpp`: nvcc compiles it,
+/// so a folder walk reads it; a link to a `.cu` file the walk reaches anyway is not read twice.
+#[cfg(unix)]
+#[test]
+fn a_linked_source_file_is_read_once() {
+    let dir = scratch("linked-sources");
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("src/entry.cpp"),
+        "__global__ void entry(float* out) { out[threadIdx.x * 2] = 1.0f; }\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("entry.cpp", dir.join("src/entry.cu")).unwrap();
+    std::fs::write(dir.join("src/k.cu"), GOOD).unwrap();
+    std::os::unix::fs::symlink("k.cu", dir.join("src/alias.cu")).unwrap();
+    let (_, rows) = audited(&[&s(&dir.join("src"))]);
+    let mut files: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    files.sort();
+    assert_eq!(files, ["entry.cu", "k.cu", "k.cu"], "{rows:?}");
+}
+
 #[test]
 fn ignored_and_excluded_headers_are_read_but_not_reported() {
     let dir = scratch("excluded-headers");

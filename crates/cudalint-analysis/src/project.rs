@@ -53,9 +53,12 @@ fn pick<T>(
 /// Whether `path` ends with `include`: a header found through an include path (`-I`).
 fn ends_with_include(include: &str, path: &str) -> bool {
     let include = include.trim_start_matches("./");
-    path.len() > include.len()
-        && path.ends_with(include)
-        && path.as_bytes()[path.len() - include.len() - 1] == b'/'
+    // a header found above the run's folder (`cudalint check force/` reading
+    // "utilities/common.cuh" from the folder it is in) has a path no longer than the include
+    path.trim_start_matches("./") == include
+        || (path.len() > include.len()
+            && path.ends_with(include)
+            && path.as_bytes()[path.len() - include.len() - 1] == b'/')
 }
 
 fn normalize(p: &str) -> String {

@@ -93,9 +93,13 @@ pub fn collect(paths: &[String], excludes: &Excludes) -> Collected {
             Err(e) => errors.push(format!("{p}: {}", io_message(&e))),
             Ok(m) if m.is_dir() => {
                 let before = (files.len(), headers.len());
+                let root = std::fs::canonicalize(path).ok();
                 for entry in ignore::WalkBuilder::new(path).hidden(true).build() {
                     match entry {
-                        Ok(e) if e.file_type().is_some_and(|t| t.is_file()) => {
+                        Ok(e)
+                            if e.file_type().is_some_and(|t| t.is_file())
+                                || linked_file_outside(e.path(), root.as_deref()) =>
+                        {
                             if excludes.matches(e.path()) {
                                 continue;
                             }
@@ -164,6 +168,21 @@ pub fn collect(paths: &[String], excludes: &Excludes) -> Collected {
         errors,
         warnings,
     }
+}
+
+/// Whether a walked path is a link to a file that the walk does not reach as itself: warp-ctc's
+/// `src/ctc_entrypoint.cu -> ctc_entrypoint.cpp`, which nvcc compiles, is read; a link to a
+/// `.cu` file of the same folder tree is not read twice. Links to folders are not followed.
+fn linked_file_outside(path: &Path, root: Option<&Path>) -> bool {
+    if !path.is_symlink() || !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(target) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    let walked = root.is_some_and(|r| target.starts_with(r))
+        && (has_extension(&target, EXTENSIONS) || has_extension(&target, HEADER_EXTENSIONS));
+    !walked
 }
 
 fn io_message(e: &std::io::Error) -> String {

@@ -19,6 +19,7 @@
 
 use super::blank_range;
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 const TYPE_WORDS: &[&str] = &[
     "double", "float", "int", "char", "short", "long", "unsigned", "signed", "bool", "void",
@@ -196,6 +197,7 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
 /// `(`, `,`, `return`, or, for an all-capitals name, at the start of a statement). Each such
 /// argument becomes `0` and spaces.
 fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    let mut classes: Option<HashSet<&[u8]>> = None;
     let mut i = 0;
     while i < b.len() {
         if b[i] != b'(' || !mask[i] {
@@ -252,13 +254,24 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             !all_capitals && name.contains(&b'_') && name.iter().any(u8::is_ascii_uppercase);
         let capitals = all_capitals || mixed;
         let after_return = b[..p].ends_with(b"return");
-        let expression_start =
-            matches!(before, Some(b'=' | b'(' | b',' | b'?' | b':')) || after_return;
+        // `public:` starts a member's declaration (`Force(void);`), not an expression
+        let after_access = before == Some(b':') && ends_with_access_specifier(&b[..p - 1]);
+        let expression_start = (matches!(before, Some(b'=' | b'(' | b',' | b'?' | b':'))
+            && !after_access)
+            || after_return;
         // a statement starts after `;`, a block's brace, an `if (...)` or loop head, `else`, `do`
         let statement_start = matches!(before, None | Some(b';' | b'{' | b'}' | b')'))
+            || after_access
             || b[..p].ends_with(b"else")
             || b[..p].ends_with(b"do");
         if !(expression_start || (capitals && statement_start)) {
+            continue;
+        }
+        // a class's own name called is its constructor (`EAM(FILE*, char*, int n);`)
+        if classes
+            .get_or_insert_with(|| class_names(b, mask))
+            .contains(name)
+        {
             continue;
         }
         // the arguments, split at top-level commas, up to the matching parenthesis
@@ -295,6 +308,10 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
         if mixed && b.get(skip_ws(b, close + 1)) != Some(&b';') {
             continue;
         }
+        // `(void)` is a parameter list: no macro is given a lone `void`
+        if b[open + 1..close].trim_ascii() == b"void" {
+            continue;
+        }
         for (a, z) in args {
             let text = &b[a..z];
             let words: Vec<&[u8]> = text
@@ -314,6 +331,41 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             }
         }
     }
+}
+
+fn ends_with_access_specifier(b: &[u8]) -> bool {
+    let t = b.trim_ascii_end();
+    [&b"public"[..], b"private", b"protected"]
+        .iter()
+        .any(|w| t.ends_with(w) && (t.len() == w.len() || !is_word(t[t.len() - w.len() - 1])))
+}
+
+/// The names a `class` or `struct` keyword introduces in the file (outside comments and
+/// literals): a call of one of them is a constructor, whatever its case.
+fn class_names<'a>(b: &'a [u8], mask: &[bool]) -> HashSet<&'a [u8]> {
+    let mut names = HashSet::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !mask[i] || !is_word(b[i]) || (i > 0 && is_word(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let s = i;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+        if matches!(&b[s..i], b"class" | b"struct") {
+            let n = skip_ws(b, i);
+            let mut e = n;
+            while e < b.len() && is_word(b[e]) {
+                e += 1;
+            }
+            if e > n {
+                names.insert(&b[n..e]);
+            }
+        }
+    }
+    names
 }
 
 /// Where `(...);` starting at `open` ends (after the `;`), skipping string and character
@@ -557,6 +609,9 @@ mod tests {
         // declarations and keywords keep their types
         let kept = "void f(int, float*);\nFoo(int);\nx = sizeof(int) + (float)y;\nint g(int a);";
         assert_eq!(rewrite(kept), kept);
+        // members after an access specifier, constructors of a class named in capitals
+        let members = "class EAM {\npublic:\n  Force(void);\n  EAM(FILE*, char*, int n);\n};";
+        assert_eq!(rewrite(members), members);
         // a macro named in mixed case ends its statement; a constructor goes on to its body
         assert_eq!(
             rewrite("MAKE_opt32(float, ADAM);\nstruct S { No_Params(const P &, int) { } };"),
