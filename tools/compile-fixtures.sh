@@ -5,8 +5,9 @@
 #
 # nvcc is taken from $NVCC, else from PATH, else installed from PyPI (the
 # nvidia-cuda-nvcc, nvidia-cuda-crt, nvidia-nvvm, nvidia-cuda-runtime,
-# nvidia-cuda-cccl and nvidia-cuda-nvdisasm wheels; nvdisasm is what
-# tools/coverage/sass_coverage.py reads the compiled fixtures with) into a
+# nvidia-cuda-cccl, nvidia-cuda-nvdisasm and nvidia-curand wheels; nvdisasm is what
+# tools/coverage/sass_coverage.py reads the compiled fixtures with, and cuRAND's
+# headers are what fixtures with per-thread generator states include) into a
 # virtual environment under
 # ${CUDALINT_NVCC_PREFIX:-$HOME/.cache/cudalint-nvcc} (or, where python3 has no
 # venv module, into a plain `pip install --target` folder there). The install is
@@ -29,6 +30,9 @@ PREFIX="${CUDALINT_NVCC_PREFIX:-$HOME/.cache/cudalint-nvcc}"
 MAJOR="${CUDALINT_CUDA_MAJOR:-13}"
 ARCH="${CUDALINT_NVCC_ARCH:-sm_90}"
 PACKAGES=(nvidia-cuda-nvcc nvidia-cuda-crt nvidia-nvvm nvidia-cuda-runtime nvidia-cuda-cccl nvidia-cuda-nvdisasm)
+# versioned as the library, not the toolkit: the unsuffixed wheels are CUDA 13's (12's are
+# nvidia-curand-cu12)
+LIBRARIES=(nvidia-curand)
 
 log() { printf 'compile-fixtures: %s\n' "$*" >&2; }
 
@@ -47,8 +51,9 @@ install_nvcc() {
   command -v python3 >/dev/null || { log "python3 is needed to install nvcc from PyPI"; return 1; }
   local specs=() p
   for p in "${PACKAGES[@]}"; do specs+=("${p}>=${MAJOR},<$((MAJOR + 1))"); done
+  specs+=("${LIBRARIES[@]}")
   mkdir -p "$PREFIX"
-  log "nvcc not found; installing ${PACKAGES[*]} (CUDA ${MAJOR}.x) from PyPI into $PREFIX"
+  log "nvcc not found; installing ${PACKAGES[*]} (CUDA ${MAJOR}.x) and ${LIBRARIES[*]} from PyPI into $PREFIX"
   if python3 -m venv "$PREFIX/venv" >/dev/null 2>&1 && [ -x "$PREFIX/venv/bin/python" ]; then
     PIP_ROOT_USER_ACTION=ignore "$PREFIX/venv/bin/python" -m pip install --quiet --disable-pip-version-check "${specs[@]}" >&2
   else
@@ -76,8 +81,9 @@ resolve_nvcc() {
   if [ -n "${NVCC:-}" ]; then printf '%s\n' "$NVCC"; return 0; fi
   if command -v nvcc >/dev/null; then command -v nvcc; return 0; fi
   local found
-  # an install from before nvdisasm was one of the wheels gets it added
-  if found="$(find_installed_nvcc)" && [ -x "$(dirname "$found")/nvdisasm" ]; then
+  # an install from before nvdisasm or cuRAND was one of the wheels gets them added
+  if found="$(find_installed_nvcc)" && [ -x "$(dirname "$found")/nvdisasm" ] \
+    && [ -f "$(dirname "$found")/../include/curand_kernel.h" ]; then
     printf '%s\n' "$found"; return 0
   fi
   install_nvcc || return 1

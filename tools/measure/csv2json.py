@@ -73,8 +73,12 @@ def records(csv_path, fixture_name, headers=()):
             executed = float(r.get("Instructions Executed") or 0)
             if executed == 0:
                 continue
-            # each kernel's block can appear twice in the export: count an instruction once
-            ident = (fn, line, r.get("Address", ""), r.get("Source", ""))
+            # each kernel's block can appear twice in the export, and an instruction of an
+            # inlined function is listed under its own line and again under the line that
+            # calls it (a member function defined in its class, `node.num_points()`): count
+            # an instruction once, at the first line it is listed under, the callee's, as
+            # nvdisasm's line table has it
+            ident = (fn, r.get("Address", ""), r.get("Source", ""))
             if ident in seen:
                 continue
             seen.add(ident)

@@ -1,6 +1,6 @@
 //! Sizes, alignments and field offsets of the types an access can name.
 
-use cudalint_syntax::{FileModel, TypeRef};
+use cudalint_syntax::{FileModel, StructDef, TypeRef};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -89,11 +89,42 @@ pub fn builtin(name: &str) -> Option<Layout> {
         | "unsigned __int128" => l(16, 16),
         "double3" | "long3" | "ulong3" | "longlong3" | "ulonglong3" => l(24, 8),
         "double4" | "long4" | "ulong4" | "longlong4" | "ulonglong4" => l(32, 16),
+        // cuRAND's generator states (curand_kernel.h, curand_philox4x32_x.h), which programs
+        // keep one per thread in global memory and copy whole to a local and back
+        "curandState"
+        | "curandState_t"
+        | "curandStateXORWOW"
+        | "curandStateXORWOW_t"
+        | "curandStateMRG32k3a"
+        | "curandStateMRG32k3a_t" => l(48, 8),
+        "curandStatePhilox4_32_10" | "curandStatePhilox4_32_10_t" => l(64, 16),
+        "curandStateSobol32"
+        | "curandStateSobol32_t"
+        | "curandStateScrambledSobol32"
+        | "curandStateScrambledSobol32_t" => l(140, 4),
+        "curandStateSobol64"
+        | "curandStateSobol64_t"
+        | "curandStateScrambledSobol64"
+        | "curandStateScrambledSobol64_t" => l(536, 8),
         _ => return None,
     })
 }
 
 pub const POINTER: Layout = l(8, 8);
+
+/// The struct a type's name names: as spelled, or, for a name qualified by its enclosing class
+/// or a namespace (`NEP::ParaMB` for `struct ParaMB` inside `class NEP`), by its last part.
+pub fn struct_named<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a StructDef> {
+    let find = |n: &str| {
+        files
+            .iter()
+            .find_map(|f| f.structs.iter().find(|s| s.name == n))
+    };
+    find(name).or_else(|| {
+        let (_, last) = name.rsplit_once("::").filter(|_| !name.contains('<'))?;
+        find(last)
+    })
+}
 
 /// Resolves a type's layout: pointers, built-ins, typedefs and structs of the file.
 pub fn layout(ty: &TypeRef, files: &[&FileModel]) -> Option<Layout> {
@@ -119,9 +150,7 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
         }
         return layout_named(&t.name, files, depth + 1);
     }
-    let def = files
-        .iter()
-        .find_map(|f| f.structs.iter().find(|s| s.name == bare))?;
+    let def = struct_named(bare, files)?;
     let mut offset = 0i64;
     let mut align = 1i64;
     for field in &def.fields {
@@ -139,6 +168,62 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
         align = align.max(fl.align);
     }
     Some(l(round_up(offset.max(1), align), align))
+}
+
+/// The bytes of a value of `ty` that hold nothing (padding between members and after the
+/// last), as (offset, bytes): nvcc's copy of the value leaves them unread and unwritten.
+pub fn padding(ty: &TypeRef, files: &[&FileModel]) -> Vec<(i64, i64)> {
+    if ty.pointer_depth > 0 {
+        return Vec::new();
+    }
+    let bare = ty
+        .name
+        .trim_start_matches("const ")
+        .trim_start_matches("struct ");
+    // cuRAND's 48-byte states: 36 bytes of words, a float, 4 bytes of padding, a double
+    if matches!(
+        bare,
+        "curandState"
+            | "curandState_t"
+            | "curandStateXORWOW"
+            | "curandStateXORWOW_t"
+            | "curandStateMRG32k3a"
+            | "curandStateMRG32k3a_t"
+    ) {
+        return vec![(36, 4)];
+    }
+    if builtin(bare).is_some() {
+        return Vec::new();
+    }
+    let full = through_typedefs(bare, files);
+    let Some(def) = struct_named(&full, files).filter(|d| !d.is_union) else {
+        return Vec::new();
+    };
+    let mut holes = Vec::new();
+    let (mut end, mut align) = (0i64, 1i64);
+    for field in &def.fields {
+        let Some(fl) = (if field.ty.pointer_depth > 0 {
+            Some(POINTER)
+        } else {
+            layout_named(&field.ty.name, files, 1)
+        }) else {
+            return Vec::new();
+        };
+        let Some(count) = element_count(field, files) else {
+            return Vec::new();
+        };
+        let at = round_up(end, fl.align);
+        if at > end {
+            holes.push((end, at - end));
+        }
+        end = at + fl.size * count;
+        align = align.max(fl.align);
+    }
+    let size = round_up(end.max(1), align);
+    if size > end && end > 0 {
+        holes.push((end, size - end));
+    }
+    holes
 }
 
 /// The name a field is known by: a name that is an object-like macro is what the macro
@@ -253,9 +338,7 @@ fn field_in(
     if depth > 16 {
         return None;
     }
-    let def = files
-        .iter()
-        .find_map(|f| f.structs.iter().find(|s| s.name == struct_name))?;
+    let def = struct_named(struct_name, files)?;
     let mut offset = 0i64;
     for fd in &def.fields {
         let fl = if fd.ty.pointer_depth > 0 {
@@ -303,10 +386,7 @@ pub fn field_dims(struct_name: &str, field: &str, files: &[&FileModel]) -> Vec<i
         .trim_start_matches("struct ")
         .trim_start_matches("const ");
     let full = through_typedefs(bare, files);
-    let Some(def) = files
-        .iter()
-        .find_map(|f| f.structs.iter().find(|s| s.name == full))
-    else {
+    let Some(def) = struct_named(&full, files) else {
         return Vec::new();
     };
     let Some(fd) = def.fields.iter().find(|f| f.name == field) else {
@@ -332,12 +412,23 @@ fn array_len(e: &cudalint_syntax::Expr, files: &[&FileModel], depth: usize) -> O
     match &e.kind {
         ExprKind::Int(n) => Some(*n),
         ExprKind::Ident(name) => {
+            // a macro, or a constant at file scope (GPUMD's `const int NUM_ELEMENTS = 94;`)
             let body = files.iter().find_map(|f| {
                 f.defines
                     .iter()
                     .rev()
                     .find(|d| d.name == *name && d.params.is_none())
                     .and_then(|d| d.body.as_ref())
+            });
+            let body = body.or_else(|| {
+                files.iter().find_map(|f| {
+                    f.globals
+                        .iter()
+                        .find(|d| {
+                            d.name == *name && (d.is_const || d.ty.is_const) && d.dims.is_empty()
+                        })
+                        .and_then(|d| d.init.as_ref())
+                })
             })?;
             array_len(body, files, depth + 1)
         }
@@ -419,9 +510,7 @@ pub fn is_struct(name: &str, files: &[&FileModel]) -> bool {
         .trim_start_matches("struct ")
         .trim_start_matches("const ");
     let full = through_typedefs(bare, files);
-    files
-        .iter()
-        .any(|f| f.structs.iter().any(|s| s.name == full))
+    struct_named(&full, files).is_some()
 }
 
 fn round_up(x: i64, a: i64) -> i64 {
@@ -429,5 +518,40 @@ fn round_up(x: i64, a: i64) -> i64 {
         x
     } else {
         (x + a - 1) / a * a
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(src: &str) -> FileModel {
+        cudalint_syntax::parse(src).unwrap().model
+    }
+
+    #[test]
+    fn padding_is_the_bytes_between_and_after_members() {
+        let m = model("struct S { float a; double b; char c; };\nstruct T { int x, y; };");
+        let files = [&m];
+        assert_eq!(padding(&TypeRef::named("S"), &files), [(4, 4), (17, 7)]);
+        assert_eq!(padding(&TypeRef::named("T"), &files), []);
+        // cuRAND's XORWOW state, whose definition is in a system header
+        assert_eq!(padding(&TypeRef::named("curandState"), &files), [(36, 4)]);
+        assert_eq!(
+            layout_named("curandState", &files, 0).map(|l| l.size),
+            Some(48)
+        );
+    }
+
+    #[test]
+    fn a_struct_nested_in_a_class_is_found_by_its_qualified_name() {
+        let m = model(
+            "class NEP {\npublic:\n  struct ParaMB { int n_max; int L_max; };\n  ParaMB paramb;\n  void compute(int n);\n};",
+        );
+        let files = [&m];
+        assert!(is_struct("NEP::ParaMB", &files));
+        assert_eq!(field("NEP::ParaMB", "L_max", &files).map(|f| f.0), Some(4));
+        // the nested type and the member function take no room in the class
+        assert_eq!(layout_named("NEP", &files, 0).map(|l| l.size), Some(8));
     }
 }

@@ -496,6 +496,7 @@ impl KernelRun<'_> {
         span: Span,
     ) -> Result<Val, Vec<Val>> {
         let this = self.next_this.take();
+        let this_ptr = self.next_this_ptr.take();
         // an unqualified call inside a member function finds its struct's members first
         let owner = callee
             .rsplit_once("::")
@@ -582,6 +583,9 @@ impl KernelRun<'_> {
                 v => v,
             };
             self.declare(&p.name, v);
+        }
+        if let Some(ptr) = this_ptr {
+            self.bind_members_in_memory(ptr);
         }
         // the arguments left out take their defaults (`viewmat_rs = nullptr`), so a branch
         // on them is decided as the compiler decides it
@@ -755,7 +759,11 @@ impl KernelRun<'_> {
             return Err(argv);
         };
         let object = object.trim();
-        let value = self.lookup(object, span);
+        // `node.num_points()` on a local reference to memory: the object is there
+        let value = match self.reference_place(object) {
+            Some(place) if self.lookup_local(object).is_none() => Val::Ptr(place.ptr),
+            _ => self.lookup(object, span),
+        };
         // `acc.data()` on a `std::array` local: the array itself
         if let Val::Ptr(p) = &value {
             if p.space == Space::Local && p.decl.is_some() && matches!(method, "data" | "begin") {
@@ -763,9 +771,16 @@ impl KernelRun<'_> {
             }
         }
         let mut this = None;
+        let mut this_ptr = None;
         let ty = match value {
             Val::Aggregate { ty, .. } if ty.pointer_depth == 0 => ty.name,
-            Val::Ptr(p) if p.elem.pointer_depth == 0 => p.elem.name,
+            Val::Ptr(p) if p.elem.pointer_depth == 0 => {
+                let name = p.elem.name.clone();
+                if matches!(p.space, Space::Global | Space::Shared) {
+                    this_ptr = Some(p);
+                }
+                name
+            }
             v => match self.local_object(&v) {
                 Some((ty, key)) => {
                     this = Some(key);
@@ -781,9 +796,43 @@ impl KernelRun<'_> {
         }
         let qualified = format!("{ty}::{method}");
         self.next_this = this;
+        self.next_this_ptr = this_ptr;
         let called = self.device_call(&qualified, method, targs, argv, span);
         self.next_this = None;
+        self.next_this_ptr = None;
         called
+    }
+
+    /// In a member function called on an object in global or shared memory: `this` points
+    /// there, and each member's name is its place in the object (`m_begin` in
+    /// `points_begin()` is a load of the node's member where the function reads it; an array
+    /// member is a pointer to its elements).
+    fn bind_members_in_memory(&mut self, ptr: Ptr) {
+        // members of a struct whose layout is not known (a template's instance) have no place
+        if self.layout_of(&ptr.elem).is_none() {
+            return;
+        }
+        let fields: Vec<String> = self
+            .struct_instance(&ptr.elem.name)
+            .and_then(|(name, _)| types::struct_named(&name, self.types()))
+            .map(|def| {
+                def.fields
+                    .iter()
+                    .filter(|f| !f.name.is_empty())
+                    .map(|f| f.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let object = self.index_ptr(ptr.clone(), sym::konst(0));
+        self.declare("this", Val::Ptr(ptr));
+        for field in fields {
+            let place = self.member_place(object.clone(), &field);
+            if place.subarray {
+                self.declare(&field, Val::Ptr(place.ptr));
+            } else if let Some(frame) = self.frames.last_mut() {
+                frame.refs.push((field.as_str().into(), place));
+            }
+        }
     }
 
     /// `boxes.size(0)`, `acc.stride(1)` on a kernel's object parameter whose class cudalint

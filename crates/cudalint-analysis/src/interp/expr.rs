@@ -2,7 +2,7 @@
 //! a struct), with arithmetic on pointers and integer casts. Loads and stores of memory
 //! places are `place.rs`; calls are `call.rs`; names are `names.rs`.
 
-use super::{unreachable_val, KernelRun, Ptr, Val};
+use super::{unreachable_val, KernelRun, Ptr, Space, Val};
 use crate::sym::{self, Sym, UnaryOp};
 use crate::types;
 use cudalint_syntax::{BinOp, Expr, ExprKind, TypeRef, UnOp};
@@ -42,6 +42,10 @@ impl KernelRun<'_> {
                 // thread holds it)
                 if let Some(place) = self.reference_place(name) {
                     self.record(&place, e.span, super::AccessOp::Load, None);
+                    // a local reference (`T& r = a[i];`) has no value of its own
+                    if self.lookup_local(name).is_none() {
+                        return self.loaded_value(&place);
+                    }
                 }
                 // a `__shared__` or `__device__` scalar is read from memory
                 if let Some(place) = self.scalar_place(e) {
@@ -282,15 +286,18 @@ impl KernelRun<'_> {
 
     /// Member of a value that is not in memory: `threadIdx.x`, a dim3 local, a struct parameter.
     fn value_field(&mut self, base: &Expr, field: &str) -> Option<Val> {
-        let is_place = matches!(
-            base.kind,
+        let is_place = match &base.kind {
             ExprKind::Index { .. }
-                | ExprKind::Unary {
-                    op: UnOp::Deref,
-                    ..
-                }
-                | ExprKind::Field { arrow: true, .. }
-        );
+            | ExprKind::Unary {
+                op: UnOp::Deref, ..
+            }
+            | ExprKind::Field { arrow: true, .. } => true,
+            // a member of a local reference to memory is read on its own
+            ExprKind::Ident(n) => {
+                self.lookup_local(n).is_none() && self.reference_place(n).is_some()
+            }
+            _ => false,
+        };
         if is_place {
             return None;
         }
@@ -318,6 +325,17 @@ impl KernelRun<'_> {
             },
             Val::Aggregate { name, ty } => {
                 let full = format!("{name}.{field}");
+                // an array member of a struct passed by value (`annmb.w0[t1]`, pointers one per
+                // element type) is in the kernel's parameter space, read as constant memory
+                let dims = types::field_dims(&ty.name, field, self.types());
+                if !dims.is_empty() {
+                    if let Some((_, _, fty)) = types::field(&ty.name, field, self.types()) {
+                        let mut p = Ptr::global(full.as_str(), fty, None);
+                        p.space = Space::Constant;
+                        p.dims = dims[1..].iter().map(|d| sym::konst(*d)).collect();
+                        return Some(Val::Ptr(p));
+                    }
+                }
                 match types::field(&ty.name, field, self.types()) {
                     Some((_, _, fty)) if fty.pointer_depth > 0 => {
                         let mut elem = fty.clone();

@@ -284,6 +284,9 @@ pub struct KernelRun<'p> {
     fields: Vec<(usize, Rc<str>, Val)>,
     /// The object the next inlined call runs on (set by a member call or a constructor).
     next_this: Option<usize>,
+    /// The object in global or shared memory a member function is about to run on
+    /// (`nodes[i].num_points()`, `node->points_begin()`).
+    next_this_ptr: Option<Ptr>,
     /// The places the next inlined call's arguments designate, where they designate one.
     next_refs: Vec<Option<Place>>,
     /// `__shared__` scalars and structs declared in a body: name, the scope that holds the
@@ -368,6 +371,7 @@ impl<'p> KernelRun<'p> {
             objects: Vec::new(),
             fields: Vec::new(),
             next_this: None,
+            next_this_ptr: None,
             next_refs: Vec::new(),
             shared_scalars: Vec::new(),
             null_at_launch: Vec::new(),

@@ -127,10 +127,7 @@ impl KernelRun<'_> {
     fn static_member_inner(&mut self, ty: &str, member: &str) -> Option<Val> {
         let full = self.through_typedefs(ty);
         let (name, binds) = self.struct_instance(&full)?;
-        let def = self
-            .types()
-            .iter()
-            .find_map(|f| f.structs.iter().find(|s| s.name == name))?;
+        let def = types::struct_named(&name, self.types())?;
         let init = def.statics.iter().find(|(n, _)| n == member)?.1.clone();
         let mut template = Vec::new();
         for (p, a) in &binds {

@@ -55,7 +55,7 @@ impl KernelRun<'_> {
                 Some(self.index_ptr(p, sym::konst(0)))
             }
             ExprKind::Field { base, field, arrow } => {
-                let mut place = if *arrow {
+                let place = if *arrow {
                     let Val::Ptr(p) = self.pointer_value(base) else {
                         return None;
                     };
@@ -63,53 +63,7 @@ impl KernelRun<'_> {
                 } else {
                     self.place(base)?
                 };
-                let ty = place.ty.clone();
-                let Some((off, fl, fty)) = types::field(&ty.name, field, self.types()) else {
-                    // an access all the same, of unknown cost: say so rather than drop it
-                    place.ptr.offset = sym::unknown(format!(
-                        "the layout of `{}` is not in the analysed files (member `{field}`)",
-                        ty.name
-                    ));
-                    place.ptr.path = None;
-                    return Some(place);
-                };
-                let (struct_size, struct_align) = self
-                    .layout_of(&ty)
-                    .map(|l| (l.size, l.align))
-                    .unwrap_or((0, 0));
-                place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
-                // a member of a member (`a[t].c[k].real`) is part of the outermost struct the
-                // lanes index: what each lane reads of the whole element
-                place.field = Some(match place.field.take() {
-                    Some(outer) => FieldInfo {
-                        name: format!("{}.{field}", outer.name),
-                        offset: outer.offset + off,
-                        ..outer
-                    },
-                    None => FieldInfo {
-                        name: field.clone(),
-                        struct_name: ty.name.clone(),
-                        struct_size,
-                        struct_align,
-                        offset: off,
-                    },
-                });
-                place.bytes = fl.size;
-                // `a->e[j][i]`: an array member decays to a pointer to its elements, its
-                // further dimensions the rows it indexes
-                let dims = types::field_dims(&ty.name, field, self.types());
-                if !dims.is_empty() {
-                    place.subarray = true;
-                    place.bytes = dims.iter().product::<i64>() * fl.size;
-                    place.ptr.elem = fty.clone();
-                    place.ptr.dims = dims[1..].iter().map(|d| sym::konst(*d)).collect();
-                    place.ptr.path = None;
-                }
-                place.ty = fty;
-                if let Some((idx, dims)) = place.ptr.path.take() {
-                    place.ptr.path = Some((idx, dims));
-                }
-                Some(place)
+                Some(self.member_place(place, field))
             }
             ExprKind::Ident(name) => {
                 // a `__device__` or `__managed__` scalar at file scope is a place in global
@@ -121,6 +75,10 @@ impl KernelRun<'_> {
                 if self.lookup_local(name).is_some() {
                     return None;
                 }
+                // a local reference to memory (`T& r = a[i];`) is the place it names
+                if let Some(p) = self.reference_place(name) {
+                    return Some(p);
+                }
                 let (fi, d) = self.project.global(name, self.file())?;
                 if !(d.device && d.dims.is_empty() && d.ty.pointer_depth == 0) {
                     return None;
@@ -131,6 +89,58 @@ impl KernelRun<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The member `field` of the struct in memory at `place` (`s.m`, `p->m`, and inside a
+    /// member function called on an object in memory, a bare `m`).
+    pub(super) fn member_place(&mut self, mut place: Place, field: &str) -> Place {
+        let ty = place.ty.clone();
+        let Some((off, fl, fty)) = types::field(&ty.name, field, self.types()) else {
+            // an access all the same, of unknown cost: say so rather than drop it
+            place.ptr.offset = sym::unknown(format!(
+                "the layout of `{}` is not in the analysed files (member `{field}`)",
+                ty.name
+            ));
+            place.ptr.path = None;
+            return place;
+        };
+        let (struct_size, struct_align) = self
+            .layout_of(&ty)
+            .map(|l| (l.size, l.align))
+            .unwrap_or((0, 0));
+        place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
+        // a member of a member (`a[t].c[k].real`) is part of the outermost struct the
+        // lanes index: what each lane reads of the whole element
+        place.field = Some(match place.field.take() {
+            Some(outer) => FieldInfo {
+                name: format!("{}.{field}", outer.name),
+                offset: outer.offset + off,
+                ..outer
+            },
+            None => FieldInfo {
+                name: field.to_string(),
+                struct_name: ty.name.clone(),
+                struct_size,
+                struct_align,
+                offset: off,
+            },
+        });
+        place.bytes = fl.size;
+        // `a->e[j][i]`: an array member decays to a pointer to its elements, its
+        // further dimensions the rows it indexes
+        let dims = types::field_dims(&ty.name, field, self.types());
+        if !dims.is_empty() {
+            place.subarray = true;
+            place.bytes = dims.iter().product::<i64>() * fl.size;
+            place.ptr.elem = fty.clone();
+            place.ptr.dims = dims[1..].iter().map(|d| sym::konst(*d)).collect();
+            place.ptr.path = None;
+        }
+        place.ty = fty;
+        if let Some((idx, dims)) = place.ptr.path.take() {
+            place.ptr.path = Some((idx, dims));
+        }
+        place
     }
 
     /// What `e` points to when it is dereferenced: its value, or for a parameter the launch
@@ -290,7 +300,10 @@ impl KernelRun<'_> {
             .map(|(_, kept)| kept)
             .filter(|_| self.integer_bytes(&place.ty).is_some());
         self.narrowed_loads += narrowed.is_some() as usize;
-        let pieces = copy_pieces(narrowed.unwrap_or(place.bytes), align);
+        let mut pieces = copy_pieces(narrowed.unwrap_or(place.bytes), align);
+        if pieces.len() > 1 {
+            pieces = skip_padding(pieces, &types::padding(&place.ty, self.types()));
+        }
         let count = pieces.len() as u8;
         for (k, (offset, bytes)) in pieces.into_iter().enumerate() {
             let shared_index = shared_index.clone().map(|mut si| {
@@ -465,6 +478,10 @@ impl KernelRun<'_> {
                 // a reference parameter bound to memory: the store is to that place
                 if let Some(place) = self.reference_place(name) {
                     self.record(&place, lhs.span, AccessOp::Store, None);
+                    // a local reference has no value of its own to update
+                    if self.lookup_local(name).is_none() {
+                        return;
+                    }
                 }
                 // a `__shared__` or `__device__` scalar: a store to memory (a shared one's
                 // value is still followed, as what the block reads after a barrier)
@@ -650,5 +667,55 @@ pub(super) fn copy_pieces(bytes: i64, align: i64) -> Vec<(i64, i64)> {
     (0..n).map(|k| (k * width, width)).collect()
 }
 
+/// The pieces of a copy with the padding of the value left out: a piece that holds only
+/// padding is not copied, and one whose leading power-of-two bytes are all it holds is that
+/// narrow (cuRAND's state: the 8 bytes at 32 hold a float and 4 bytes of padding, nvcc
+/// copies them with a 4-byte load and store).
+pub(super) fn skip_padding(pieces: Vec<(i64, i64)>, holes: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    if holes.is_empty() {
+        return pieces;
+    }
+    let padding = |b: i64| holes.iter().any(|&(at, n)| b >= at && b < at + n);
+    pieces
+        .into_iter()
+        .filter_map(|(at, n)| {
+            let used: Vec<i64> = (at..at + n).filter(|b| !padding(*b)).collect();
+            let (first, last) = (*used.first()?, *used.last()?);
+            let span = last - first + 1;
+            let narrow =
+                first == at && span.count_ones() == 1 && used.len() as i64 == span && span < n;
+            Some(if narrow { (at, span) } else { (at, n) })
+        })
+        .collect()
+}
+
 /// How an access says nvcc loads only part of its value.
 const NARROWED: &str = "nvcc loads only the part used:";
+
+#[cfg(test)]
+mod tests {
+    use super::{copy_pieces, skip_padding};
+
+    #[test]
+    fn a_copy_leaves_padding_out() {
+        // cuRAND's 48-byte state: six 8-byte pieces, the fifth half padding
+        assert_eq!(
+            skip_padding(copy_pieces(48, 8), &[(36, 4)]),
+            [(0, 8), (8, 8), (16, 8), (24, 8), (32, 4), (40, 8)]
+        );
+        // `struct { float a; double b; }`: the float's piece is 4 bytes
+        assert_eq!(
+            skip_padding(copy_pieces(16, 8), &[(4, 4)]),
+            [(0, 4), (8, 8)]
+        );
+        // a piece of padding alone is not copied; one with padding inside stays whole
+        assert_eq!(
+            skip_padding(copy_pieces(24, 8), &[(16, 8)]),
+            [(0, 8), (8, 8)]
+        );
+        assert_eq!(
+            skip_padding(copy_pieces(16, 8), &[(2, 2)]),
+            [(0, 8), (8, 8)]
+        );
+    }
+}

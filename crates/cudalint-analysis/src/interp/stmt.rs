@@ -367,7 +367,30 @@ impl KernelRun<'_> {
             let scope = self.scopes.len().saturating_sub(1);
             self.shared_scalars.push((d.name.as_str().into(), scope, p));
         }
-        let v = if ty.name == "dim3" && ty.pointer_depth == 0 {
+        // `CRAtomics& atomics = p.atomics[img];`: a second name for a place in memory, read
+        // member by member where it is used, not a copy of the whole struct made here
+        let bound = match d.init.as_ref().filter(|e| d.is_reference && is_lvalue(e)) {
+            Some(init) => match self.place(init) {
+                Some(p) if !p.subarray && matches!(p.ptr.space, Space::Global | Space::Shared) => {
+                    if let Some(frame) = self.frames.last_mut() {
+                        let name: Rc<str> = d.name.as_str().into();
+                        frame.refs.retain(|(n, _)| *n != name);
+                        frame.refs.push((name, p));
+                        return;
+                    }
+                    Some(Val::Unknown("a reference outside a function".into()))
+                }
+                Some(p) if p.subarray => Some(Val::Ptr(p.ptr)),
+                Some(p) => Some(self.load(p, init)),
+                None => Some(Val::Unknown(
+                    "reference to something that is not an array element or member".into(),
+                )),
+            },
+            None => None,
+        };
+        let v = if let Some(v) = bound {
+            v
+        } else if ty.name == "dim3" && ty.pointer_depth == 0 {
             self.dim3_decl(d.init.as_ref())
         } else {
             self.initial_value(d, &ty)
@@ -579,4 +602,17 @@ fn ends_with_return(body: &[Stmt]) -> bool {
         Some(Stmt::Block(b)) => ends_with_return(b),
         _ => false,
     }
+}
+
+/// `a[i]`, `s.m`, `p->m`, `*p`: an expression that names a place a reference can bind to.
+fn is_lvalue(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Index { .. }
+            | ExprKind::Field { .. }
+            | ExprKind::Unary {
+                op: cudalint_syntax::UnOp::Deref,
+                ..
+            }
+    )
 }

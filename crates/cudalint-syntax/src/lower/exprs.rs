@@ -386,14 +386,44 @@ impl<'s> Lowerer<'s> {
                 span: sp,
             };
         }
-        Expr {
+        let call = Expr {
             kind: ExprKind::Call {
                 callee,
                 template_args,
                 args,
             },
             span: sp,
+        };
+        // `(*world)->hit(r, rec)`, `list[i]->hit(r)`: the pointer the method is called through
+        // is loaded before the call, whatever the call turns out to be (a virtual function
+        // cudalint cannot resolve, say); a receiver named by identifiers is looked up whole by
+        // the call itself
+        let receiver = func
+            .filter(|f| f.kind() == "field_expression")
+            .filter(|f| {
+                f.child_by_field_id(fid().operator.get())
+                    .is_some_and(|o| self.text(o) == "->")
+            })
+            .and_then(|f| f.child_by_field_id(fid().argument.get()))
+            .filter(|r| !is_name_path(*r));
+        match receiver {
+            Some(r) => Expr {
+                kind: ExprKind::Comma(Box::new(self.expr(r, depth + 1)), Box::new(call)),
+                span: sp,
+            },
+            None => call,
         }
+    }
+}
+
+/// `a`, `this`, `a.b`, `a->b.c`: a receiver the call looks up by name.
+fn is_name_path(n: Node) -> bool {
+    match n.kind() {
+        "identifier" | "this" | "field_identifier" | "qualified_identifier" => true,
+        "field_expression" => n
+            .child_by_field_id(fid().argument.get())
+            .is_some_and(is_name_path),
+        _ => false,
     }
 }
 
@@ -550,5 +580,36 @@ mod asm_tests {
             super::parse_cp_async("\"ld.global.nc.v4.f32 {%0}, [%1];\""),
             None
         );
+    }
+}
+
+#[cfg(test)]
+mod receiver_tests {
+    use crate::model::{ExprKind, Stmt};
+
+    fn first_expr(src: &str) -> ExprKind {
+        let f = crate::parse(src).unwrap();
+        let body = f.model.functions[0].body.clone().unwrap();
+        match &body[0] {
+            Stmt::Expr(e) => e.kind.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_method_called_through_a_loaded_pointer_loads_it_first() {
+        // the pointer `(*world)` is evaluated, then the call
+        let ExprKind::Comma(recv, call) =
+            first_expr("__device__ void f(S** world) { (*world)->hit(1); }")
+        else {
+            panic!("not a comma");
+        };
+        assert!(matches!(recv.kind, ExprKind::Unary { .. }), "{recv:?}");
+        assert!(matches!(call.kind, ExprKind::Call { .. }), "{call:?}");
+        // a receiver named by identifiers is the call's own business
+        assert!(matches!(
+            first_expr("__device__ void f(S* s) { s->hit(1); }"),
+            ExprKind::Call { .. }
+        ));
     }
 }

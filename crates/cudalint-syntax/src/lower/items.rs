@@ -232,10 +232,28 @@ impl<'s> Lowerer<'s> {
                     None => format!("{name}::<anonymous {}>", fields.len()),
                 };
                 self.struct_depth += 1;
+                let before = self.model.structs.len();
                 self.struct_def(t, Some(inner.clone()));
                 self.struct_depth -= 1;
+                // `NEP::ANN` names this one where several classes nest an `ANN` of their own
+                if t.child_by_field_id(fid().name.get()).is_some() {
+                    if let Some(def) = self.model.structs[before..]
+                        .iter()
+                        .rev()
+                        .find(|d| d.name == inner)
+                    {
+                        let mut qualified = def.clone();
+                        qualified.name = format!("{name}::{inner}");
+                        self.model.structs.push(qualified);
+                    }
+                }
                 base = TypeRef::named(&inner);
                 if f.child_by_field_id(fid().declarator.get()).is_none() {
+                    // `struct ParaMB { ... };` in a class declares a type, no member; only an
+                    // unnamed one's members are the enclosing struct's
+                    if t.child_by_field_id(fid().name.get()).is_some() {
+                        continue;
+                    }
                     fields.push(FieldDef {
                         name: String::new(),
                         ty: base,
@@ -247,6 +265,13 @@ impl<'s> Lowerer<'s> {
             }
             let mut c = f.walk();
             for d in f.children_by_field_id(fid().declarator, &mut c) {
+                // a member function's declaration (`void compute(int n);`) takes no room
+                if d.kind() == "function_declarator"
+                    && d.child_by_field_id(fid().declarator.get())
+                        .is_some_and(|n| matches!(n.kind(), "field_identifier" | "identifier"))
+                {
+                    continue;
+                }
                 let (name_node, ptr, dims, _) = self.declarator_parts(d);
                 let Some(name_node) = name_node else { continue };
                 let mut ty = base.clone();
