@@ -272,8 +272,9 @@ fn steady_piece(
 
 /// A shared load in a loop of constant trip count that walks consecutive elements, aligned in
 /// every lane: nvcc unrolls the loop and loads 2 or 4 iterations at once (`LDS.128` for
-/// `Mds[ty][k]` over k < 16 in PMPP's tiled matmul, and for SGEMM_CUDA's `As[... + i]` over
-/// i < TM, as measured). Priced as that vector load, one per `width` iterations.
+/// `Mds[ty][k]` over k < 16 in PMPP's tiled matmul, for SGEMM_CUDA's `As[... + i]` over
+/// i < TM, and for darknet's `local[i]` over i < 512, as measured). Priced as that vector
+/// load, one per `width` iterations.
 pub(crate) fn unrolled_shared_loads(
     run: &interp::KernelRun,
     shape: &Shape,
@@ -294,9 +295,9 @@ pub(crate) fn unrolled_shared_loads(
         let Some(trip) = run.loops.get(id as usize).and_then(|l| l.trip) else {
             continue;
         };
-        if trip > 64 {
-            continue;
-        }
+        // a longer loop is unrolled by 4, not whole (darknet's one-thread sums over a
+        // 512-float shared array: `LDS.128`, measured): only 4 iterations at once fit it
+        let widths: &[i64] = if trip > 64 { &[4] } else { &[4, 2] };
         let at = |it: i64| {
             let iters = [(id, it)];
             lanes::WarpSample::new(shape.block, shape.grid, 0, runtime, &iters)
@@ -309,7 +310,7 @@ pub(crate) fn unrolled_shared_loads(
         if (0..lanes::WARP).any(|l| second[l] - first[l] != a.bytes) {
             continue;
         }
-        let width = [4i64, 2].into_iter().find(|w| {
+        let width = widths.iter().copied().find(|w| {
             trip % w == 0
                 && w * a.bytes <= 16
                 && first.iter().all(|x| x.rem_euclid(w * a.bytes) == 0)
