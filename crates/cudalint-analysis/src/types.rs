@@ -361,8 +361,12 @@ fn field_in(
             }
             _ => {}
         }
-        let count = element_count(fd, files)?;
-        offset = at + fl.size * count;
+        // a union's members all start at 0: the sizes of the others do not matter
+        // (`union Storage { int scan[NT]; int indices[NV]; }` in a template)
+        if !def.is_union {
+            let count = element_count(fd, files)?;
+            offset = at + fl.size * count;
+        }
     }
     None
 }
@@ -380,7 +384,7 @@ fn element_count(fd: &cudalint_syntax::FieldDef, files: &[&FileModel]) -> Option
 }
 
 /// The dimensions of an array member of a struct (through typedefs), empty for anything else:
-/// `s.e[i][j]` indexes them.
+/// `s.e[i][j]` indexes them. An outer length that is not known is 0.
 pub fn field_dims(struct_name: &str, field: &str, files: &[&FileModel]) -> Vec<i64> {
     let bare = struct_name
         .trim_start_matches("struct ")
@@ -395,11 +399,19 @@ pub fn field_dims(struct_name: &str, field: &str, files: &[&FileModel]) -> Vec<i
     let Some(first) = &fd.array_len else {
         return Vec::new();
     };
-    std::iter::once(first)
-        .chain(&fd.inner_dims)
+    // the outer length may be a template's (`int indices[NT * VT]`): 0, the member is an
+    // array all the same; the inner ones give the strides and must be known
+    let inner = fd
+        .inner_dims
+        .iter()
         .map(|d| array_len(d, files, 0))
-        .collect::<Option<Vec<i64>>>()
-        .unwrap_or_default()
+        .collect::<Option<Vec<i64>>>();
+    match inner {
+        Some(inner) => std::iter::once(array_len(first, files, 0).unwrap_or(0))
+            .chain(inner)
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 /// A field's array length: a constant expression over integers and object-like macros of

@@ -422,7 +422,13 @@ impl KernelRun<'_> {
                     return None;
                 }
                 match &a.kind {
-                    ExprKind::Ident(n) => self.reference_place(n),
+                    // a reference, or an object in memory by its name (`__shared__ Storage s;`
+                    // given to `reduce(..., s)`)
+                    ExprKind::Ident(n) => self.reference_place(n).or_else(|| {
+                        self.place(a).filter(|p| {
+                            !p.subarray && matches!(p.ptr.space, Space::Global | Space::Shared)
+                        })
+                    }),
                     ExprKind::Index { .. }
                     | ExprKind::Field { .. }
                     | ExprKind::Unary {
@@ -698,11 +704,16 @@ impl KernelRun<'_> {
         let ExprKind::Ident(n) = &e.kind else {
             return false;
         };
+        let barrier = |t: &str| unqualified(t).starts_with("barrier");
+        // a `__shared__ cuda::barrier<...> bar;` is the block's, not a local object
+        if let Some(p) = self.shared_scalar(n) {
+            return barrier(&p.elem.name);
+        }
         self.objects
             .iter()
             .rev()
             .find(|(o, ..)| &**o == n.as_str())
-            .is_some_and(|(_, t, _)| unqualified(&t.name).starts_with("barrier"))
+            .is_some_and(|(_, t, _)| barrier(&t.name))
     }
 
     /// The local object a value stands for (itself, or passed on by reference): its declared

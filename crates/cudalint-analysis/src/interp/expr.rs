@@ -292,9 +292,10 @@ impl KernelRun<'_> {
                 op: UnOp::Deref, ..
             }
             | ExprKind::Field { arrow: true, .. } => true,
-            // a member of a local reference to memory is read on its own
+            // a member of an object in memory (a reference bound to one, a `__shared__`
+            // struct) is read on its own
             ExprKind::Ident(n) => {
-                self.lookup_local(n).is_none() && self.reference_place(n).is_some()
+                self.reference_place(n).is_some() || self.shared_scalar(n).is_some()
             }
             _ => false,
         };

@@ -732,6 +732,22 @@ impl<'p> KernelRun<'p> {
                 out.is_const |= ty.is_const;
                 return out;
             }
+            // in a member function, a type its struct nests is that one (`Storage` in
+            // `Seg<NT>::pre` is `Seg::Storage`, where other structs nest a `Storage` too)
+            if let Some(owner) = fr.owner.as_deref().filter(|_| !ty.name.contains("::")) {
+                let base = owner.split('<').next().unwrap_or(owner).trim();
+                let nested = format!("{base}::{}", ty.name);
+                if self
+                    .types()
+                    .iter()
+                    .any(|f| f.structs.iter().any(|s| s.name == nested))
+                {
+                    return TypeRef {
+                        name: nested,
+                        ..ty.clone()
+                    };
+                }
+            }
         }
         // typedefs of pointer types (`typedef float* fptr;`, `#define fptr float*`)
         if let Some(t) = types::typedef_of(&ty.name, self.types()).filter(|t| t.pointer_depth > 0) {

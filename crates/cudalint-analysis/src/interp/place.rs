@@ -72,12 +72,13 @@ impl KernelRun<'_> {
                 if let Some(p) = self.shared_scalar(name) {
                     return Some(self.index_ptr(p, sym::konst(0)));
                 }
-                if self.lookup_local(name).is_some() {
-                    return None;
-                }
-                // a local reference to memory (`T& r = a[i];`) is the place it names
+                // a reference to memory (`T& r = a[i];`, a parameter `Flags& f` given a
+                // shared object) is the place it names
                 if let Some(p) = self.reference_place(name) {
                     return Some(p);
+                }
+                if self.lookup_local(name).is_some() {
+                    return None;
                 }
                 let (fi, d) = self.project.global(name, self.file())?;
                 if !(d.device && d.dims.is_empty() && d.ty.pointer_depth == 0) {

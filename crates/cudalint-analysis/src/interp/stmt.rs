@@ -398,7 +398,8 @@ impl KernelRun<'_> {
         // `x128 v = load128(p);`: a struct in registers; `v[k]` goes through its operator[]
         // to its own members, not to memory
         let v = match v {
-            Val::Unknown(_) if self.is_object_type(&ty) => {
+            // (a `__shared__` one is the block's, in shared memory: its members are places)
+            Val::Unknown(_) if self.is_object_type(&ty) && !d.shared => {
                 let key = self.objects.len();
                 // a copy of another local object (`Matrix sub = GetSubMatrix(A, r, c);`, the
                 // struct a helper built and returned) holds what its members held
