@@ -142,7 +142,21 @@ impl<'s> Lowerer<'s> {
         let Some(t) = n.child_by_field_id(fid().r#type.get()) else {
             return Vec::new();
         };
-        let base = self.type_of(t, Some(n));
+        let mut base = self.type_of(t, Some(n));
+        // `__shared__ union { float2 a[N][V]; struct { ... } b; } smem;`: the type defined in
+        // the declaration is a struct of the model, an unnamed one under a name of its own
+        if matches!(
+            t.kind(),
+            "struct_specifier" | "class_specifier" | "union_specifier"
+        ) && t.child_by_field_id(fid().body.get()).is_some()
+        {
+            if t.child_by_field_id(fid().name.get()).is_none() {
+                base.name = format!("<anonymous@{}>", t.start_byte());
+            }
+            if !self.model.structs.iter().any(|s| s.name == base.name) {
+                self.struct_def(t, Some(base.name.clone()));
+            }
+        }
         let mut shared = false;
         let mut constant = false;
         let mut device = false;
