@@ -144,18 +144,22 @@ impl<'s> Lowerer<'s> {
         };
         let mut base = self.type_of(t, Some(n));
         // `__shared__ union { float2 a[N][V]; struct { ... } b; } smem;`: the type defined in
-        // the declaration is a struct of the model, an unnamed one under a name of its own
+        // the declaration is a struct of the model, an unnamed one named after its object
+        // (not its offset: an edit above it must leave the lowered item as it was)
         if matches!(
             t.kind(),
             "struct_specifier" | "class_specifier" | "union_specifier"
         ) && t.child_by_field_id(fid().body.get()).is_some()
         {
             if t.child_by_field_id(fid().name.get()).is_none() {
-                base.name = format!("<anonymous@{}>", t.start_byte());
+                let object = n
+                    .child_by_field_id(fid().declarator.get())
+                    .and_then(|d| self.declarator_parts(d).0)
+                    .map(|x| self.text(x).to_string())
+                    .unwrap_or_default();
+                base.name = format!("<anonymous {object}>");
             }
-            if !self.model.structs.iter().any(|s| s.name == base.name) {
-                self.struct_def(t, Some(base.name.clone()));
-            }
+            self.struct_def(t, Some(base.name.clone()));
         }
         let mut shared = false;
         let mut constant = false;
