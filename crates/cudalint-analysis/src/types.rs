@@ -324,15 +324,34 @@ pub fn field(
         if builtin(&full).is_some() {
             return self::field(&full, field, files);
         }
-        return field_in(&full, field, files, 0);
+        return field_in(&full, field, files, &TypeRef::clone, 0);
     }
-    field_in(bare, field, files, 0)
+    field_in(bare, field, files, &TypeRef::clone, 0)
+}
+
+/// [`field`] of a struct whose members' types a template gives (`union TempStorage { ProbT
+/// beta[NV]; int result[NV]; }` in a kernel of `ProbT`): each member's type is first what
+/// `resolve` makes of it (the template arguments a call binds).
+pub fn field_of_template(
+    struct_name: &str,
+    field: &str,
+    files: &[&FileModel],
+    resolve: &dyn Fn(&TypeRef) -> TypeRef,
+) -> Option<(i64, Layout, TypeRef)> {
+    field_in(
+        &through_typedefs(struct_name, files),
+        field,
+        files,
+        resolve,
+        0,
+    )
 }
 
 fn field_in(
     struct_name: &str,
     field: &str,
     files: &[&FileModel],
+    resolve: &dyn Fn(&TypeRef) -> TypeRef,
     depth: usize,
 ) -> Option<(i64, Layout, TypeRef)> {
     if depth > 16 {
@@ -341,10 +360,11 @@ fn field_in(
     let def = struct_named(struct_name, files)?;
     let mut offset = 0i64;
     for fd in &def.fields {
-        let fl = if fd.ty.pointer_depth > 0 {
+        let ty = resolve(&fd.ty);
+        let fl = if ty.pointer_depth > 0 {
             POINTER
         } else {
-            layout_named(&fd.ty.name, files, 1)?
+            layout_named(&ty.name, files, 1)?
         };
         let at = if def.is_union {
             0
@@ -352,10 +372,11 @@ fn field_in(
             round_up(offset, fl.align)
         };
         match member_name(fd, files) {
-            name if name == field => return Some((at, fl, fd.ty.clone())),
+            name if name == field => return Some((at, fl, ty)),
             // an anonymous member's fields are this struct's
-            "" if fd.ty.pointer_depth == 0 => {
-                if let Some((inner, l, t)) = field_in(&fd.ty.name, field, files, depth + 1) {
+            "" if ty.pointer_depth == 0 => {
+                if let Some(found) = field_in(&ty.name, field, files, resolve, depth + 1) {
+                    let (inner, l, t) = found;
                     return Some((at + inner, l, t));
                 }
             }

@@ -734,7 +734,9 @@ impl<'p> KernelRun<'p> {
             }
             // in a member function, a type its struct nests is that one (`Storage` in
             // `Seg<NT>::pre` is `Seg::Storage`, where other structs nest a `Storage` too)
-            if let Some(owner) = fr.owner.as_deref().filter(|_| !ty.name.contains("::")) {
+            // (a built-in type never is: most lookups are of those, no file needs scanning)
+            let nestable = !ty.name.contains("::") && types::builtin(&ty.name).is_none();
+            if let Some(owner) = fr.owner.as_deref().filter(|_| nestable) {
                 let base = owner.split('<').next().unwrap_or(owner).trim();
                 let nested = format!("{base}::{}", ty.name);
                 if self

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::sym::{self, Sym};
 use crate::types::{self, Layout};
-use cudalint_syntax::{BinOp, Expr, ExprKind, Span, TypeRef, UnOp};
+use cudalint_syntax::{BinOp, Expr, ExprKind, Span, UnOp};
 use std::rc::Rc;
 
 /// Values remembered as held in registers.
@@ -96,8 +96,9 @@ impl KernelRun<'_> {
     /// member function called on an object in memory, a bare `m`).
     pub(super) fn member_place(&mut self, mut place: Place, field: &str) -> Place {
         let ty = place.ty.clone();
-        let found = types::field(&ty.name, field, self.types())
-            .or_else(|| self.field_of_template(&ty.name, field));
+        let found = types::field(&ty.name, field, self.types()).or_else(|| {
+            types::field_of_template(&ty.name, field, self.types(), &|t| self.resolve_type(t))
+        });
         let Some((off, fl, fty)) = found else {
             // an access all the same, of unknown cost: say so rather than drop it
             place.ptr.offset = sym::unknown(format!(
@@ -155,34 +156,6 @@ impl KernelRun<'_> {
             place.ptr.path = Some((idx, dims));
         }
         place
-    }
-
-    /// A member of a struct whose members' types a template gives (`union TempStorage {
-    /// ProbT beta[NV]; int result[NV]; }` in a kernel of `ProbT`): laid out with the types
-    /// the current call binds, as far as the member (a union's members all start at 0).
-    fn field_of_template(&self, struct_name: &str, field: &str) -> Option<(i64, Layout, TypeRef)> {
-        let full = types::through_typedefs(struct_name, self.types());
-        let def = types::struct_named(&full, self.types())?;
-        let mut offset = 0i64;
-        for fd in &def.fields {
-            let fty = self.resolve_type(&fd.ty);
-            let fl = self.layout_of(&fty)?;
-            let at = if def.is_union {
-                0
-            } else {
-                (offset + fl.align - 1) / fl.align.max(1) * fl.align.max(1)
-            };
-            if fd.name == field {
-                return Some((at, fl, fty));
-            }
-            if !def.is_union {
-                if fd.array_len.is_some() {
-                    return None;
-                }
-                offset = at + fl.size;
-            }
-        }
-        None
     }
 
     /// What `e` points to when it is dereferenced: its value, or for a parameter the launch
