@@ -237,7 +237,12 @@ pub(crate) fn tested_in<'t>(d: &'t str, out: &mut BTreeSet<&'t str>) {
 /// The names some input `#define`s: those the program sets itself (a config.h, an include
 /// guard) are left to the preprocessor.
 pub fn defined_names(inputs: &[Input]) -> BTreeSet<&str> {
-    inputs.iter().flat_map(|i| defined_in(&i.text)).collect()
+    use rayon::prelude::*;
+    let each: Vec<Vec<&str>> = inputs
+        .par_iter()
+        .map(|i| defined_in(&i.text).collect())
+        .collect();
+    each.into_iter().flatten().collect()
 }
 
 /// The names a text `#define`s.

@@ -216,7 +216,7 @@ pub fn base_defines_with(
 ) -> Vec<Defines> {
     let specifiers = program_specifiers(inputs);
     let mut base: Vec<Defines> = inputs
-        .iter()
+        .par_iter()
         .zip(specifiers)
         .map(|(i, spec)| {
             let mut d = settings.defines_for(i);
@@ -269,21 +269,28 @@ pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> 
         }
         i
     }
-    let mut found: Vec<Vec<(String, Option<String>)>> = Vec::with_capacity(inputs.len());
-    for (fi, input) in inputs.iter().enumerate() {
-        let mut defs = Vec::new();
-        if input.text.contains("define") || input.text.contains("include") {
-            for (name, value, include) in directives(&input.text) {
-                match include {
-                    Some(inc) => {
-                        if let Some(to) = index.resolve(fi, &inc) {
-                            let (a, b) = (root(&mut parent, fi), root(&mut parent, to));
-                            parent[a] = b;
-                        }
+    let each: Vec<_> = inputs
+        .par_iter()
+        .enumerate()
+        .map(|(fi, input)| {
+            let mut defs = Vec::new();
+            let mut to = Vec::new();
+            if input.text.contains("define") || input.text.contains("include") {
+                for (name, value, include) in directives(&input.text) {
+                    match include {
+                        Some(inc) => to.extend(index.resolve(fi, &inc)),
+                        None => defs.push((name, value)),
                     }
-                    None => defs.push((name, value)),
                 }
             }
+            (defs, to)
+        })
+        .collect();
+    let mut found: Vec<Vec<(String, Option<String>)>> = Vec::with_capacity(inputs.len());
+    for (fi, (defs, to)) in each.into_iter().enumerate() {
+        for to in to {
+            let (a, b) = (root(&mut parent, fi), root(&mut parent, to));
+            parent[a] = b;
         }
         found.push(defs);
     }

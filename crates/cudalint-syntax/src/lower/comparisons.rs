@@ -49,10 +49,7 @@ impl Lowerer<'_> {
     /// `n` re-read from its tokens when tree-sitter took a comparison for a template (see the
     /// module's comment); `None` for every other expression. Called at the top of an operator
     /// spine only, so a long chain is looked at once.
-    pub(super) fn misread_comparison(&mut self, n: Node, depth: usize) -> Option<Expr> {
-        let top = !n
-            .parent()
-            .is_some_and(|p| matches!(p.kind(), "binary_expression" | "assignment_expression"));
+    pub(super) fn misread_comparison(&mut self, n: Node, depth: usize, top: bool) -> Option<Expr> {
         if !top || !misread(n, self.src) {
             return None;
         }

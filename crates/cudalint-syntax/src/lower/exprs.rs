@@ -26,12 +26,17 @@ impl<'s> Lowerer<'s> {
 
     fn boxed(&mut self, n: Option<Node>, parent: Node, depth: usize) -> Box<Expr> {
         Box::new(match n {
-            Some(n) => self.expr(n, depth + 1),
+            Some(n) => {
+                self.operand_of_operator =
+                    matches!(parent.kind(), "binary_expression" | "assignment_expression");
+                self.expr(n, depth + 1)
+            }
             None => Expr::unsupported("missing operand", span(parent)),
         })
     }
 
     pub fn expr(&mut self, n: Node, depth: usize) -> Expr {
+        let operand_of_operator = std::mem::take(&mut self.operand_of_operator);
         let sp = span(n);
         if depth > MAX_DEPTH {
             return Expr::unsupported(
@@ -46,7 +51,7 @@ impl<'s> Lowerer<'s> {
             n.kind(),
             "binary_expression" | "assignment_expression" | "call_expression"
         ) {
-            if let Some(e) = self.misread_comparison(n, depth) {
+            if let Some(e) = self.misread_comparison(n, depth, !operand_of_operator) {
                 return e;
             }
         }

@@ -32,6 +32,9 @@ pub(crate) struct Lowerer<'s> {
     pub pieces: Vec<Piece>,
     /// The previous lowering of the same file, before an edit.
     pub reuse: Option<Reuse>,
+    /// Whether the expression `expr` is about to lower is an operand of a binary operator or
+    /// an assignment: what `Node::parent` would say, without its walk down from the root.
+    operand_of_operator: bool,
 }
 
 /// Field ids resolved once: `child_by_field_name` would compare the name against every field
@@ -140,6 +143,7 @@ impl<'s> Lowerer<'s> {
             struct_template: Vec::new(),
             pieces: Vec::new(),
             reuse: None,
+            operand_of_operator: false,
         }
     }
 
