@@ -192,7 +192,7 @@ def cache_dir():
     return os.environ.get("CUDALINT_SASS_CACHE", os.path.expanduser("~/.cache/cudalint-sass"))
 
 
-def compile_sites(path, root, extra_includes=(), defines=(), tools=None):
+def compile_sites(path, root, extra_includes=(), defines=(), tools=None, nvcc_args=()):
     """The memory instructions nvcc emits for one translation unit: a dict with `sites`
     (function, chain, space, op, bytes, opcode), `functions` and `error` (None if it
     compiled)."""
@@ -202,7 +202,7 @@ def compile_sites(path, root, extra_includes=(), defines=(), tools=None):
     incs = include_dirs(path, root, extra_includes)
     flags = ["-cubin", "-O3", "-lineinfo", "-arch=" + ARCH, "-std=c++17", "-w",
              "--expt-relaxed-constexpr", "--extended-lambda"]
-    flags += ["-D" + d for d in defines] + ["-I" + i for i in incs]
+    flags += ["-D" + d for d in defines] + ["-I" + i for i in incs] + list(nvcc_args)
     key = hashlib.sha256(
         b"\0".join([CACHE_VERSION.encode(), digest.encode(), os.path.abspath(path).encode(), text]
                    + [x.encode() for x in flags] + headers_digest(path, incs))
@@ -469,7 +469,7 @@ def run_compare(args):
     files = cu_files(args.paths)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = list(pool.map(
-            lambda f: (f, compile_sites(f, root, args.include, args.define, tools)), files))
+            lambda f: (f, compile_sites(f, root, args.include, args.define, tools, args.nvcc_arg)), files))
     failed = [(f, r["error"]) for f, r in results if r["error"]]
     compiled = [r for _, r in results if not r["error"]]
     sites = collect_sites(compiled, root)
@@ -695,6 +695,7 @@ def main():
     s.add_argument("--root")
     s.add_argument("-I", "--include", action="append", default=[])
     s.add_argument("-D", "--define", action="append", default=[])
+    s.add_argument("--nvcc-arg", action="append", default=[])
     c = sub.add_parser("compare")
     c.add_argument("paths", nargs="+")
     c.add_argument("--root", help="the program's own code (default: the paths' common folder)")
@@ -704,6 +705,9 @@ def main():
                    help="passed to `cudalint audit` (e.g. --audit-arg=--block=256)")
     c.add_argument("-I", "--include", action="append", default=[])
     c.add_argument("-D", "--define", action="append", default=[])
+    c.add_argument("--nvcc-arg", action="append", default=[],
+                   help="passed to nvcc only, not to cudalint (e.g. --nvcc-arg=-include "
+                        "--nvcc-arg=compat.h for a shim the build needs with this nvcc)")
     c.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     c.add_argument("--list", action="append", default=[],
                    choices=["uncovered", "phantoms", "widths", "failed"])
@@ -722,7 +726,7 @@ def main():
         if os.path.isfile(root):
             root = os.path.dirname(root)
         for f in files:
-            r = compile_sites(f, root, args.include, args.define, tools)
+            r = compile_sites(f, root, args.include, args.define, tools, args.nvcc_arg)
             if r["error"]:
                 print("%s: did not compile: %s" % (f, r["error"]), file=sys.stderr)
                 continue
