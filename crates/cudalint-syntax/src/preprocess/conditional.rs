@@ -75,6 +75,12 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                 if decided.is_none() && could_keep && later_branch_taken(src, end + 1, &scope) {
                     return Some(false);
                 }
+                // a branch with no device code before one with some: cudalint reads the
+                // build that compiles the file's CUDA (Caffe's `#ifdef CPU_ONLY` stubs, then
+                // its CUDA macros and includes under `#else`)
+                if decided.is_none() && could_keep && cuda_only_later(src, end + 1) {
+                    return Some(false);
+                }
                 if decided.is_none() && name != "ifndef" && name != "elifndef" {
                     let body = branch_body(src, end + 1);
                     let needs_value = identifiers(cond)
@@ -274,6 +280,35 @@ fn branch_body(src: &str, from: usize) -> &str {
     &src[from.min(end)..end]
 }
 
+/// Whether the branch starting at `from` has no mark of CUDA in it and a later branch of its
+/// group has: a kernel, a device or shared declaration, a thread index, a launch, a CUDA
+/// header, type or call (`cuda...`), a `CUDA_...` macro.
+fn cuda_only_later(src: &str, from: usize) -> bool {
+    fn marked(t: &str) -> bool {
+        const MARKS: [&str; 7] = [
+            "__global__",
+            "__device__",
+            "__shared__",
+            "threadIdx",
+            "blockIdx",
+            "<<<",
+            "cuda",
+        ];
+        MARKS.iter().any(|m| t.contains(m)) || t.contains("CUDA_")
+    }
+    let mut this_end = None;
+    let mut group_end = src.len();
+    group_directives(src, from, |pos, _, _| {
+        this_end.get_or_insert(pos);
+        group_end = pos;
+        false
+    });
+    let Some(this_end) = this_end else {
+        return false;
+    };
+    marked(&src[this_end..group_end.max(this_end)]) && !marked(&src[from.min(this_end)..this_end])
+}
+
 /// Whether a later `#elif`/`#elifdef`/`#elifndef` of the group whose branch starts at `from`
 /// is known to be taken.
 fn later_branch_taken(src: &str, from: usize, scope: &Scope) -> bool {
@@ -428,9 +463,9 @@ mod tests {
     #[test]
     fn a_later_branch_known_taken_beats_the_first_branch_guess() {
         // llama.cpp's ggml-common.h, included after `#define GGML_COMMON_DECL_CUDA`
-        let src = "#if defined(DECL_C)\nc\n#elif defined(DECL_CUDA)\ncuda\n#else\nother\n#endif\n";
+        let src = "#if defined(DECL_C)\nc\n#elif defined(DECL_CUDA)\ndev\n#else\nother\n#endif\n";
         assert_eq!(live(src, &[]), ["c"]);
-        assert_eq!(live(src, &["DECL_CUDA"]), ["cuda"]);
+        assert_eq!(live(src, &["DECL_CUDA"]), ["dev"]);
         let src = "#ifdef A\na\n#elifdef B\nb\n#elifndef C\nnot_c\n#endif\n";
         assert_eq!(live(src, &["B"]), ["b"]);
         assert_eq!(live(src, &["!C"]), ["not_c"]);
@@ -500,6 +535,42 @@ mod tests {
         // defining the name it tests is not using its value (PolyBench's dataset sizes)
         let src = "# if !defined(NI)\n# define NI 1024\n# endif\n";
         assert_eq!(live(src, &[]), ["# define NI 1024"]);
+    }
+
+    #[test]
+    fn a_branch_without_device_code_yields_to_one_with_some() {
+        // Caffe's stubs for a CPU-only build, then its CUDA macros
+        let src = "#ifdef CPU_ONLY
+#define NO_GPU LOG(FATAL)
+#else
+#include <cuda_runtime.h>
+#define CUDA_KERNEL_LOOP(i, n) for (int i = blockIdx.x; i < (n); ++i)
+#endif
+";
+        assert_eq!(
+            live(src, &[]),
+            [
+                "#include <cuda_runtime.h>",
+                "#define CUDA_KERNEL_LOOP(i, n) for (int i = blockIdx.x; i < (n); ++i)"
+            ]
+        );
+        assert_eq!(live(src, &["CPU_ONLY"]), ["#define NO_GPU LOG(FATAL)"]);
+        // a HIP build's includes before CUDA's (Kaldi)
+        let src = "#ifdef __IS_HIP_COMPILE__
+#include <hip/hip_runtime.h>
+#else
+#include <cuda_runtime_api.h>
+#endif
+";
+        assert_eq!(live(src, &[]), ["#include <cuda_runtime_api.h>"]);
+        // neither branch with device code: the first, as before
+        let src = "#ifdef USE_MPI
+int a;
+#else
+int b;
+#endif
+";
+        assert_eq!(live(src, &[]), ["int a;"]);
     }
 
     #[test]

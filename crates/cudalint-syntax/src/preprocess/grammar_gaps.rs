@@ -23,7 +23,8 @@ use std::collections::HashSet;
 
 const TYPE_WORDS: &[&str] = &[
     "double", "float", "int", "char", "short", "long", "unsigned", "signed", "bool", "void",
-    "const",
+    "const", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+    "uint64_t", "size_t",
 ];
 
 fn is_word(c: u8) -> bool {
@@ -177,6 +178,15 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     if src.contains("pragma") {
         pragmas_before_bodies(b, mask, &mut edits);
     }
+    if src.contains("try") {
+        try_without_catch(b, mask, &mut edits);
+    }
+    if src.contains('_') {
+        undefined_specifier_macros(b, mask, &mut edits);
+    }
+    if src.contains('{') {
+        braced_default_arguments(b, mask, &mut edits);
+    }
     type_arguments(b, mask, &mut edits);
     super::modern_cpp::rewrite(src, b, mask, &mut edits);
     if edits.is_empty() {
@@ -190,6 +200,218 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// The `}` that closes the `{` at `open`, in code, within 64 KB.
+fn matching_brace(b: &[u8], mask: &[bool], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for k in open..b.len().min(open + (64 << 10)) {
+        if !mask[k] {
+            continue;
+        }
+        match b[k] {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `b[at..]` is a name all in capitals with an underscore (`CV_EXPORTS_W`), the
+/// spelling of a macro; its end.
+fn macro_name_at(b: &[u8], mask: &[bool], at: usize) -> Option<usize> {
+    if !mask[at] || (at > 0 && is_word(b[at - 1])) || !b[at].is_ascii_uppercase() {
+        return None;
+    }
+    let mut e = at;
+    while e < b.len() && is_word(b[e]) {
+        e += 1;
+    }
+    let name = &b[at..e];
+    let capitals = name
+        .iter()
+        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_');
+    (capitals && name.len() >= 4 && name.contains(&b'_')).then_some(e)
+}
+
+/// Macros that stand for declaration specifiers or annotations, defined in a header the run
+/// does not have (OpenCV's `CV_EXPORTS_W void add(...)`, `CV_PROP_RW uint32_t qp;`,
+/// `class CV_EXPORTS_W StereoBM : ...`, `void f() const CV_OVERRIDE;`): a capitals name with an
+/// underscore where a declaration starts and two more names follow (a type and the declared
+/// name), after `class` or `struct` before the class's name, or after a parameter list
+/// before its `;` or body, is blanked. (A type spelled in capitals declares one name:
+/// `CUDA_ARRAY_DESCRIPTOR desc;` is left.)
+fn undefined_specifier_macros(
+    b: &[u8],
+    mask: &[bool],
+    edits: &mut Vec<(usize, usize, Option<u8>)>,
+) {
+    let word_after = |i: usize| -> Option<(usize, usize)> {
+        let s = skip_ws(b, i);
+        let mut e = s;
+        while e < b.len() && is_word(b[e]) {
+            e += 1;
+        }
+        (e > s && !b[s].is_ascii_digit()).then_some((s, e))
+    };
+    for at in 0..b.len() {
+        let Some(end) = macro_name_at(b, mask, at) else {
+            continue;
+        };
+        let mut p = at;
+        while p > 0 && (b[p - 1].is_ascii_whitespace() || !mask[p - 1]) {
+            p -= 1;
+        }
+        let before = p.checked_sub(1).map(|x| b[x]);
+        let line_start = b[..p]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |x| x + 1);
+        let after_directive = b[line_start..p].trim_ascii_start().starts_with(b"#");
+        let statement_start = matches!(before, None | Some(b';' | b'{' | b'}'))
+            || after_directive
+            || (before == Some(b':') && ends_with_access_specifier(&b[..p - 1]));
+        let after_class = b[..p].ends_with(b"class") || b[..p].ends_with(b"struct");
+        let blank = if statement_start {
+            // a type (perhaps qualified, perhaps a pointer or reference) and a name
+            word_after(end).is_some_and(|(_, e1)| {
+                let mut k = e1;
+                while b[k..].starts_with(b"::") {
+                    k = word_after(k + 2).map_or(k, |(_, e)| e);
+                }
+                let k = skip_ws(b, k);
+                let k = k + b[k..]
+                    .iter()
+                    .take_while(|c| matches!(c, b'*' | b'&' | b' '))
+                    .count();
+                word_after(k).is_some()
+                    && b.get(skip_ws(b, word_after(k).map_or(k, |(_, e)| e)))
+                        .is_some_and(|c| matches!(c, b'(' | b';' | b'=' | b'[' | b','))
+            })
+        } else if after_class {
+            word_after(end).is_some()
+        } else {
+            // after a declared function's parameter list (`void f(int x) CV_OVERRIDE;`,
+            // `int g() const CV_OVERRIDE;`), not a cast (`(float)RAND_MAX;`)
+            let q = if b[..p].ends_with(b"const") { p - 5 } else { p };
+            let close = b[..q].trim_ascii_end().len();
+            close > 0
+                && b[close - 1] == b')'
+                && declares_a_function(b, close - 1)
+                && matches!(b.get(skip_ws(b, end)), Some(b';' | b'{'))
+        };
+        if blank {
+            edits.push((at, end, None));
+        }
+    }
+}
+
+/// Whether the `)` at `close` ends the parameter list of a function declared with a type
+/// before its name (`void transform(...)`, `T* get(...)`), rather than a cast or a call.
+fn declares_a_function(b: &[u8], close: usize) -> bool {
+    let mut depth = 0usize;
+    let mut open = None;
+    for k in (close.saturating_sub(4096)..=close).rev() {
+        match b[k] {
+            b')' => depth += 1,
+            b'(' => {
+                depth -= 1;
+                if depth == 0 {
+                    open = Some(k);
+                    break;
+                }
+            }
+            b';' | b'{' | b'}' => return false,
+            _ => {}
+        }
+    }
+    let Some(open) = open else {
+        return false;
+    };
+    let name_end = b[..open].trim_ascii_end().len();
+    let mut name_start = name_end;
+    while name_start > 0 && is_word(b[name_start - 1]) {
+        name_start -= 1;
+    }
+    if name_start == name_end || b[name_start].is_ascii_digit() {
+        return false;
+    }
+    let type_end = b[..name_start].trim_ascii_end();
+    type_end
+        .last()
+        .is_some_and(|c| is_word(*c) || matches!(c, b'*' | b'&' | b'>'))
+        && !type_end.ends_with(b"return")
+}
+
+/// `try { ... } THRUST_CATCH;` (MinkowskiEngine): the handlers are a macro's, so the block has
+/// no `catch` the grammar can see; without its `try` the block is a plain one.
+fn try_without_catch(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    for at in occurrences(b, mask, "try") {
+        let open = skip_ws(b, at + 3);
+        if b.get(open) != Some(&b'{') {
+            continue;
+        }
+        let Some(close) = matching_brace(b, mask, open) else {
+            continue;
+        };
+        let (_, words) = words_end(b, close + 1);
+        if words.first() != Some(&"catch") {
+            edits.push((at, at + 3, None));
+        }
+    }
+}
+
+/// A default argument given in braces (`stride_type const stride = {1}`, MinkowskiEngine's
+/// constructors), which the grammar does not take: in parentheses it is an expression of the
+/// same value.
+fn braced_default_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    for i in 0..b.len() {
+        if b[i] != b'=' || !mask[i] {
+            continue;
+        }
+        let plain = i > 0
+            && !b"=!<>+-*/%&|^".contains(&b[i - 1])
+            && b.get(i + 1).is_some_and(|c| *c != b'=');
+        let open = skip_ws(b, i + 1);
+        if !plain || b.get(open) != Some(&b'{') {
+            continue;
+        }
+        // the innermost bracket open before the `=` is a parameter list's `(`
+        let mut depth = 0i32;
+        let mut in_parens = false;
+        for k in (i.saturating_sub(4096)..i).rev() {
+            if !mask[k] {
+                continue;
+            }
+            match b[k] {
+                b')' | b']' | b'}' => depth += 1,
+                b'(' | b'[' | b'{' if depth > 0 => depth -= 1,
+                b'(' => {
+                    in_parens = true;
+                    break;
+                }
+                b'[' | b'{' | b';' => break,
+                _ => {}
+            }
+        }
+        if !in_parens {
+            continue;
+        }
+        let Some(close) = matching_brace(b, mask, open) else {
+            continue;
+        };
+        if b[open..close].contains(&b';') {
+            continue;
+        }
+        edits.push((open, open + 1, Some(b'(')));
+        edits.push((close, close + 1, Some(b')')));
+    }
 }
 
 /// Arguments that are only type keywords (`int`, `unsigned long`, `float *`) in what can only be
@@ -553,6 +775,60 @@ mod tests {
         let pragmas: Vec<&str> = out.lines().filter(|l| l.contains("pragma")).collect();
         assert_eq!(pragmas, ["#pragma unroll"]);
         assert_eq!(out.lines().count(), src.lines().count());
+    }
+
+    #[test]
+    fn a_try_whose_handlers_are_a_macro_is_a_plain_block() {
+        assert_eq!(
+            rewrite("try { f(); } THRUST_CATCH; try { g(); } catch (int e) { h(); }"),
+            "    { f(); } THRUST_CATCH; try { g(); } catch (int e) { h(); }"
+        );
+    }
+
+    #[test]
+    fn a_braced_default_argument_is_parenthesized() {
+        assert_eq!(
+            rewrite("Map(int n, stride_type const stride = {1}) { int a[2] = {1, 2}; }"),
+            "Map(int n, stride_type const stride = (1)) { int a[2] = {1, 2}; }"
+        );
+    }
+
+    #[test]
+    fn specifier_macros_defined_nowhere_are_blanked() {
+        let src = "CV_EXPORTS_W void add(InputArray a, int d = -1);
+                   class CV_EXPORTS_W StereoBM : public B {
+                   public:
+  CV_PROP_RW uint32_t qp;
+  void f(int x) CV_OVERRIDE;
+  int g() const CV_OVERRIDE;
+};
+                   CUDA_ARRAY_DESCRIPTOR desc;
+REAL_T value = 0;
+";
+        let out = rewrite(src);
+        let lines: Vec<&str> = out.lines().map(str::trim).collect();
+        assert_eq!(
+            lines,
+            [
+                "void add(InputArray a, int d = -1);",
+                "class              StereoBM : public B {",
+                "public:",
+                "uint32_t qp;",
+                "void f(int x)            ;",
+                "int g() const            ;",
+                "};",
+                "CUDA_ARRAY_DESCRIPTOR desc;",
+                "REAL_T value = 0;",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_macro_given_a_fixed_width_integer_type() {
+        assert_eq!(
+            rewrite("constexpr int S = CALC_SIZE(uint8_t);"),
+            "constexpr int S = CALC_SIZE(0      );"
+        );
     }
 
     #[test]
