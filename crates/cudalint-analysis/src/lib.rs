@@ -213,6 +213,9 @@ pub fn configurations(
         }
     }
     let mut unresolved = None;
+    // the template arguments launches of a shape not known bind (`k<<<Gr, Bl>>>(x)` deducing
+    // `Real` from `MatrixElement<float>* x`): the assumed shape runs with each
+    let mut unresolved_bindings: Vec<interp::Bindings> = Vec::new();
     let mut form = None;
     {
         for (fi, l) in launches_of(project, kernel) {
@@ -224,6 +227,35 @@ pub fn configurations(
                         unresolved.get_or_insert((fi, l.span));
                         if form.is_none() {
                             form = v.block_form;
+                        }
+                        // (its types only: the values a launch passes are kept with a shape
+                        // the launch gives)
+                        let bindings = interp::Bindings {
+                            template_args: v.bindings.template_args,
+                            params: Vec::new(),
+                        };
+                        let key = format!("{:?}", bindings.template_args);
+                        // (an instantiation known whole: a parameter left unbound stays what
+                        // it is with no launch seen)
+                        let whole = !kernel.template_params.is_empty()
+                            && bindings.template_args.len() >= kernel.template_params.len()
+                            && bindings.template_args.iter().all(|a| match a {
+                                // a type the program or the language names, a constant
+                                Some(cudalint_syntax::TemplateArg::Type(t)) => {
+                                    types::builtin(&t.name).is_some()
+                                        || types::is_struct(&t.name, project.files)
+                                }
+                                Some(cudalint_syntax::TemplateArg::Expr(e)) => {
+                                    matches!(e.kind, cudalint_syntax::ExprKind::Int(_))
+                                }
+                                None => false,
+                            });
+                        if whole
+                            && !unresolved_bindings
+                                .iter()
+                                .any(|b| format!("{:?}", b.template_args) == key)
+                        {
+                            unresolved_bindings.push(bindings);
                         }
                         continue;
                     }
@@ -260,16 +292,21 @@ pub fn configurations(
         if let (Some(loc), ShapeSource::Default) = (unresolved, &fallback_source) {
             fallback_source = ShapeSource::Unresolved(loc);
         }
-        out.push((
-            Shape {
-                block: fallback_block,
-                grid: [options.runtime_default, 1, 1],
-                grid_known: false,
-                source: fallback_source,
-                target: options.target,
-            },
-            interp::Bindings::default(),
-        ));
+        if unresolved_bindings.is_empty() {
+            unresolved_bindings.push(interp::Bindings::default());
+        }
+        for bindings in unresolved_bindings {
+            out.push((
+                Shape {
+                    block: fallback_block,
+                    grid: [options.runtime_default, 1, 1],
+                    grid_known: false,
+                    source: fallback_source.clone(),
+                    target: options.target,
+                },
+                bindings,
+            ));
+        }
     }
     out
 }

@@ -170,6 +170,34 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
     Some(l(round_up(offset.max(1), align), align))
 }
 
+/// The layout of struct `def_name` with its members' types put through `resolve` first (a
+/// template struct's instance: `MatrixElement<double>` with `Real` bound to `double`).
+pub fn layout_of_template(
+    def_name: &str,
+    files: &[&FileModel],
+    resolve: &dyn Fn(&TypeRef) -> TypeRef,
+) -> Option<Layout> {
+    let def = struct_named(def_name, files)?;
+    let mut offset = 0i64;
+    let mut align = 1i64;
+    for field in &def.fields {
+        let ty = resolve(&field.ty);
+        let fl = if ty.pointer_depth > 0 {
+            POINTER
+        } else {
+            layout_named(&ty.name, files, 1)?
+        };
+        let count = element_count(field, files)?;
+        offset = if def.is_union {
+            offset.max(fl.size * count)
+        } else {
+            round_up(offset, fl.align) + fl.size * count
+        };
+        align = align.max(fl.align);
+    }
+    Some(l(round_up(offset.max(1), align), align))
+}
+
 /// The bytes of a value of `ty` that hold nothing (padding between members and after the
 /// last), as (offset, bytes): nvcc's copy of the value leaves them unread and unwritten.
 pub fn padding(ty: &TypeRef, files: &[&FileModel]) -> Vec<(i64, i64)> {

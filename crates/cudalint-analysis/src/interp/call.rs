@@ -503,6 +503,7 @@ impl KernelRun<'_> {
     ) -> Result<Val, Vec<Val>> {
         let this = self.next_this.take();
         let this_ptr = self.next_this_ptr.take();
+        let this_values = std::mem::take(&mut self.next_this_values);
         // an unqualified call inside a member function finds its struct's members first
         let owner = callee
             .rsplit_once("::")
@@ -592,6 +593,9 @@ impl KernelRun<'_> {
         }
         if let Some(ptr) = this_ptr {
             self.bind_members_in_memory(ptr);
+        }
+        for (member, v) in this_values {
+            self.declare(&member, v);
         }
         // the arguments left out take their defaults (`viewmat_rs = nullptr`), so a branch
         // on them is decided as the compiler decides it
@@ -775,6 +779,29 @@ impl KernelRun<'_> {
             Some(place) if self.lookup_local(object).is_none() => Val::Ptr(place.ptr),
             _ => self.lookup(object, span),
         };
+        // `p.d_hist.lane(i)`: a member of a struct value is a struct value too
+        let value = match value {
+            Val::Unknown(_) if object.contains('.') => {
+                let mut parts = object.split('.').map(str::trim);
+                let first = Expr {
+                    kind: ExprKind::Ident(parts.next().unwrap_or_default().into()),
+                    span,
+                };
+                let path = parts.fold(first, |base, field| Expr {
+                    kind: ExprKind::Field {
+                        base: Box::new(base),
+                        field: field.into(),
+                        arrow: false,
+                    },
+                    span,
+                });
+                match self.pure_rvalue(&path) {
+                    v @ Val::Aggregate { .. } => v,
+                    _ => value,
+                }
+            }
+            v => v,
+        };
         // `acc.data()` on a `std::array` local: the array itself
         if let Val::Ptr(p) = &value {
             if p.space == Space::Local && p.decl.is_some() && matches!(method, "data" | "begin") {
@@ -783,8 +810,12 @@ impl KernelRun<'_> {
         }
         let mut this = None;
         let mut this_ptr = None;
+        let mut members = None;
         let ty = match value {
-            Val::Aggregate { ty, .. } if ty.pointer_depth == 0 => ty.name,
+            Val::Aggregate { name, ty } if ty.pointer_depth == 0 => {
+                members = Some((name, ty.clone()));
+                ty.name
+            }
             Val::Ptr(p) if p.elem.pointer_depth == 0 => {
                 let name = p.elem.name.clone();
                 if matches!(p.space, Space::Global | Space::Shared) {
@@ -806,11 +837,36 @@ impl KernelRun<'_> {
             return Err(argv);
         }
         let qualified = format!("{ty}::{method}");
+        // a struct passed by value (`cst_dev_params.d_main_q_info.lane(ilane)`, a member of a
+        // kernel's parameter): its members are values the launch fixes, named by their path
+        self.next_this_values = members
+            .map(|(name, ty)| {
+                let fields: Vec<String> = self
+                    .struct_instance(&ty.name)
+                    .and_then(|(def, _)| types::struct_named(&def, self.types()))
+                    .map(|def| {
+                        def.fields
+                            .iter()
+                            .filter(|f| !f.name.is_empty())
+                            .map(|f| f.name.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                fields
+                    .into_iter()
+                    .map(|f| {
+                        let v = self.aggregate_member(&name, &ty, &f);
+                        (f, v)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         self.next_this = this;
         self.next_this_ptr = this_ptr;
         let called = self.device_call(&qualified, method, targs, argv, span);
         self.next_this = None;
         self.next_this_ptr = None;
+        self.next_this_values.clear();
         called
     }
 

@@ -286,6 +286,24 @@ impl KernelRun<'_> {
 
     /// Member of a value that is not in memory: `threadIdx.x`, a dim3 local, a struct parameter.
     fn value_field(&mut self, base: &Expr, field: &str) -> Option<Val> {
+        // `cu_data.matrix_dim.cols` is in memory where `cu_data` is
+        let mut base = base;
+        while let ExprKind::Field {
+            base: inner,
+            arrow: false,
+            ..
+        } = &base.kind
+        {
+            match &inner.kind {
+                ExprKind::Ident(n)
+                    if self.reference_place(n).is_some() || self.shared_scalar(n).is_some() =>
+                {
+                    return None;
+                }
+                ExprKind::Field { .. } => base = inner,
+                _ => break,
+            }
+        }
         let is_place = match &base.kind {
             ExprKind::Index { .. }
             | ExprKind::Unary {
@@ -324,34 +342,7 @@ impl KernelRun<'_> {
                 "z" => Val::Int(c[2].clone()),
                 _ => Val::Unknown(format!("dim3 member `{field}`").into()),
             },
-            Val::Aggregate { name, ty } => {
-                let full = format!("{name}.{field}");
-                // an array member of a struct passed by value (`annmb.w0[t1]`, pointers one per
-                // element type) is in the kernel's parameter space, read as constant memory
-                let dims = types::field_dims(&ty.name, field, self.types());
-                if !dims.is_empty() {
-                    if let Some((_, _, fty)) = types::field(&ty.name, field, self.types()) {
-                        let mut p = Ptr::global(full.as_str(), fty, None);
-                        p.space = Space::Constant;
-                        p.dims = dims[1..].iter().map(|d| sym::konst(*d)).collect();
-                        return Some(Val::Ptr(p));
-                    }
-                }
-                match types::field(&ty.name, field, self.types()) {
-                    Some((_, _, fty)) if fty.pointer_depth > 0 => {
-                        let mut elem = fty.clone();
-                        elem.pointer_depth -= 1;
-                        Val::Ptr(Ptr::global(full.as_str(), elem, None))
-                    }
-                    Some((_, _, fty)) if types::is_struct(&fty.name, self.types()) => {
-                        Val::Aggregate {
-                            name: full.as_str().into(),
-                            ty: fty,
-                        }
-                    }
-                    _ => Val::Int(self.runtime_var(&full, None)),
-                }
-            }
+            Val::Aggregate { name, ty } => self.aggregate_member(&name, &ty, field),
             Val::Ptr(_) => return None,
             Val::Int(s) if s.data => {
                 Val::Int(sym::data(format!("member `{field}` of a loaded value")))
@@ -361,6 +352,56 @@ impl KernelRun<'_> {
             }
             _ => Val::Unknown(format!("member `{field}` of a local value").into()),
         })
+    }
+
+    /// Member `field` of a struct value not in memory (a struct parameter, or a member of
+    /// one): a value the launch fixes, named by its path. An array member is in the kernel's
+    /// parameter space, read as constant memory (`annmb.w0[t1]`, pointers one per element
+    /// type); a pointer member points into global memory. For a scalar, pointer or struct
+    /// member the declared type is enough, with the struct's template arguments put in
+    /// (`LaneMatrixView<int>::data_` is an `int*`): where members before it have sizes
+    /// cudalint does not know, its offset is not needed.
+    pub(super) fn aggregate_member(&mut self, name: &str, ty: &TypeRef, field: &str) -> Val {
+        let full = format!("{name}.{field}");
+        let dims = types::field_dims(&ty.name, field, self.types());
+        let laid_out = types::field(&ty.name, field, self.types()).map(|(_, _, t)| t);
+        if !dims.is_empty() {
+            // (only a struct whose layout is known: a `__shared__` object of one cudalint
+            // cannot lay out comes here too, and is no parameter)
+            if let Some(fty) = laid_out.clone() {
+                let mut p = Ptr::global(full.as_str(), fty, None);
+                p.space = Space::Constant;
+                p.dims = dims[1..].iter().map(|d| sym::konst(*d)).collect();
+                return Val::Ptr(p);
+            }
+        }
+        match laid_out.or_else(|| self.declared_member_type(&ty.name, field)) {
+            Some(fty) if fty.pointer_depth > 0 => {
+                let mut elem = fty;
+                elem.pointer_depth -= 1;
+                Val::Ptr(Ptr::global(full.as_str(), elem, None))
+            }
+            Some(fty)
+                if types::is_struct(&fty.name, self.types())
+                    || (fty.name.contains('<') && self.struct_instance(&fty.name).is_some()) =>
+            {
+                Val::Aggregate {
+                    name: full.as_str().into(),
+                    ty: fty,
+                }
+            }
+            _ => Val::Int(self.runtime_var(&full, None)),
+        }
+    }
+
+    /// The type a struct declares its member with, the struct's template arguments put in
+    /// for its parameters.
+    fn declared_member_type(&mut self, struct_name: &str, field: &str) -> Option<TypeRef> {
+        let (def_name, binds) = self.struct_instance(struct_name)?;
+        let def = types::struct_named(&def_name, self.types())?;
+        let fd = def.fields.iter().find(|f| f.name == field)?;
+        let ty = super::names::bind_type(&binds, &fd.ty).unwrap_or_else(|| fd.ty.clone());
+        Some(ty)
     }
 
     pub(super) fn arith(&mut self, op: BinOp, a: Val, b: Val) -> Val {

@@ -409,10 +409,8 @@ impl KernelRun<'_> {
         &mut self,
         t: &cudalint_syntax::TypeRef,
     ) -> cudalint_syntax::TypeRef {
+        // (a pointer's element type too: `MatrixElement<Real>* x` with Real = float)
         let mut r = self.resolve_type(t);
-        if r.pointer_depth > 0 {
-            return r;
-        }
         let full = crate::types::through_typedefs(&r.name, self.types());
         let Some((base, _)) = full.split_once('<') else {
             return r;

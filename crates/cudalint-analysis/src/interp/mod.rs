@@ -274,6 +274,9 @@ pub struct KernelRun<'p> {
     pub project: &'p Project<'p>,
     pub options: &'p Options,
     pub runtime: Vec<RuntimeVar>,
+    /// The name of the value a uniform load reads, per array and address: two loads of one
+    /// array at different addresses are two values (`it[0].pdf_id`, `it[1].pdf_id`).
+    loaded_names: crate::HashMap<Rc<str>, Vec<String>>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
@@ -287,6 +290,8 @@ pub struct KernelRun<'p> {
     /// The object in global or shared memory a member function is about to run on
     /// (`nodes[i].num_points()`, `node->points_begin()`).
     next_this_ptr: Option<Ptr>,
+    /// The members of a struct value the next call is a member function of, by name.
+    next_this_values: Vec<(String, Val)>,
     /// The places the next inlined call's arguments designate, where they designate one.
     next_refs: Vec<Option<Place>>,
     /// `__shared__` scalars and structs declared in a body: name, the scope that holds the
@@ -351,6 +356,7 @@ impl<'p> KernelRun<'p> {
             project,
             options,
             runtime: Vec::new(),
+            loaded_names: Default::default(),
             loops: Vec::new(),
             accesses: Vec::new(),
             scopes: Vec::new(),
@@ -372,6 +378,7 @@ impl<'p> KernelRun<'p> {
             fields: Vec::new(),
             next_this: None,
             next_this_ptr: None,
+            next_this_values: Vec::new(),
             next_refs: Vec::new(),
             shared_scalars: Vec::new(),
             null_at_launch: Vec::new(),
@@ -761,7 +768,16 @@ impl<'p> KernelRun<'p> {
     }
 
     fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {
-        types::layout(&self.resolve_type(ty), self.types())
+        let ty = self.resolve_type(ty);
+        types::layout(&ty, self.types()).or_else(|| {
+            // an instance of a template struct, laid out with its arguments
+            let (def, binds) = ty
+                .name
+                .contains('<')
+                .then(|| self.struct_instance(&ty.name))??;
+            let bound = |t: &TypeRef| names::bind_type(&binds, t).unwrap_or_else(|| t.clone());
+            types::layout_of_template(&def, self.types(), &bound)
+        })
     }
 
     /// The size of an integer type other than a pointer: what a value converted to it keeps.

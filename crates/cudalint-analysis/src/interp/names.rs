@@ -289,3 +289,18 @@ fn builtin_variable(name: &str) -> Option<Val> {
         _ => return None,
     })
 }
+
+/// `t` with a template struct's parameter put in as its instance binds it (`Real` is
+/// `double` in `MatrixElement<double>`; `float*`, `const int` as written); `None` when `t`
+/// names no parameter of it.
+pub(super) fn bind_type(binds: &[(String, String)], t: &TypeRef) -> Option<TypeRef> {
+    let (_, arg) = binds.iter().find(|(p, _)| *p == t.name)?;
+    let stars = arg.matches('*').count() as u8;
+    let bare = arg.trim_end_matches(|c: char| c == '*' || c.is_whitespace());
+    Some(TypeRef {
+        name: bare.trim_start_matches("const ").trim().to_string(),
+        pointer_depth: t.pointer_depth + stars,
+        is_const: t.is_const || bare.starts_with("const "),
+        ..t.clone()
+    })
+}

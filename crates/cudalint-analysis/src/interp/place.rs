@@ -96,9 +96,19 @@ impl KernelRun<'_> {
     /// member function called on an object in memory, a bare `m`).
     pub(super) fn member_place(&mut self, mut place: Place, field: &str) -> Place {
         let ty = place.ty.clone();
-        let found = types::field(&ty.name, field, self.types()).or_else(|| {
-            types::field_of_template(&ty.name, field, self.types(), &|t| self.resolve_type(t))
-        });
+        let found = types::field(&ty.name, field, self.types())
+            .or_else(|| {
+                types::field_of_template(&ty.name, field, self.types(), &|t| self.resolve_type(t))
+            })
+            .or_else(|| {
+                // an instance of a template struct (`MatrixElement<double>`): its members laid
+                // out with its arguments
+                let (def, binds) = self.struct_instance(&ty.name)?;
+                let bound = |t: &cudalint_syntax::TypeRef| {
+                    super::names::bind_type(&binds, t).unwrap_or_else(|| self.resolve_type(t))
+                };
+                types::field_of_template(&def, field, self.types(), &bound)
+            });
         let Some((off, fl, fty)) = found else {
             // an access all the same, of unknown cost: say so rather than drop it
             place.ptr.offset = sym::unknown(format!(
@@ -433,8 +443,31 @@ impl KernelRun<'_> {
         } else if addr.unknown_reason().is_some() {
             Val::Unknown(format!("value loaded from `{}`", place.ptr.base).into())
         } else {
-            let name = format!("{}[...]", place.ptr.base);
+            let name = self.loaded_name(&place.ptr.base, addr);
             Val::Int(self.runtime_var(&name, None))
+        }
+    }
+
+    /// `base[...]` for the first address of `base` a uniform load reads, `base[...]#2` for the
+    /// second and so on: the values of different elements are not one value. (An address too
+    /// large to compare cheaply shares the plain name.)
+    fn loaded_name(&mut self, base: &Rc<str>, addr: &Sym) -> String {
+        let plain = format!("{base}[...]");
+        if addr.size > 64 {
+            return plain;
+        }
+        let key = format!("{addr:?}");
+        let seen = self.loaded_names.entry(base.clone()).or_default();
+        let n = match seen.iter().position(|k| *k == key) {
+            Some(n) => n,
+            None => {
+                seen.push(key);
+                seen.len() - 1
+            }
+        };
+        match n {
+            0 => plain,
+            n => format!("{plain}#{}", n + 1),
         }
     }
 

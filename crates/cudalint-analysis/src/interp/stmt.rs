@@ -399,7 +399,12 @@ impl KernelRun<'_> {
         // to its own members, not to memory
         let v = match v {
             // (a `__shared__` one is the block's, in shared memory: its members are places)
-            Val::Unknown(_) if self.is_object_type(&ty) && !d.shared => {
+            // (a struct loaded from memory whole is an object too, its members copied)
+            Val::Unknown(_) | Val::Int(_)
+                if self.is_object_type(&ty)
+                    && !d.shared
+                    && (matches!(v, Val::Unknown(_)) || d.init.as_ref().is_some_and(is_lvalue)) =>
+            {
                 let key = self.objects.len();
                 // a copy of another local object (`Matrix sub = GetSubMatrix(A, r, c);`, the
                 // struct a helper built and returned) holds what its members held
@@ -416,6 +421,9 @@ impl KernelRun<'_> {
                 }
                 match &d.init {
                     _ if copied.is_some() => {}
+                    // `BatchSlotAssignment a = params.d_slots[b];`: a copy of a struct in
+                    // memory (loaded whole above) holds what its members held there
+                    Some(init) if is_lvalue(init) => self.copy_members_from_memory(key, init),
                     Some(Expr {
                         kind: ExprKind::Init(args),
                         ..
@@ -428,6 +436,40 @@ impl KernelRun<'_> {
             v => v,
         };
         self.declare(&d.name, v);
+    }
+
+    /// The members of local object `key`, copied from the struct in memory `init` names: each
+    /// the value its load gives (a pointer member points where the loaded pointer does). The
+    /// copy's loads are the declaration's, already made.
+    fn copy_members_from_memory(&mut self, key: usize, init: &Expr) {
+        let (n, held) = (self.accesses.len(), self.in_registers.len());
+        let place = self.place(init);
+        self.accesses.truncate(n);
+        self.in_registers.truncate(held);
+        let Some(place) =
+            place.filter(|p| !p.subarray && matches!(p.ptr.space, Space::Global | Space::Shared))
+        else {
+            return;
+        };
+        let fields: Vec<String> = self
+            .struct_instance(&place.ty.name)
+            .and_then(|(def, _)| types::struct_named(&def, self.types()))
+            .map(|def| {
+                def.fields
+                    .iter()
+                    .filter(|f| !f.name.is_empty() && f.array_len.is_none())
+                    .map(|f| f.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for field in fields {
+            let member = self.member_place(place.clone(), &field);
+            if member.subarray || member.ptr.offset.unknown_reason().is_some() {
+                continue;
+            }
+            let v = self.loaded_value(&member);
+            self.set_field(key, &field, v);
+        }
     }
 
     /// An array: shared, constant, global (`__device__` and `__managed__` arrays, at file
