@@ -184,6 +184,22 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     if src.contains('_') {
         undefined_specifier_macros(b, mask, &mut edits);
     }
+    if src.contains("operator") {
+        // `friend std::ostream & operator << <> (...)` (Kaldi): a friend's specialization, its
+        // empty argument list blanked
+        for at in occurrences(b, mask, "operator") {
+            let op = skip_ws(b, at + 8);
+            let mut k = op;
+            while k < b.len() && b"<>=!+-*/%&|^~[]".contains(&b[k]) && k - op < 3 {
+                k += 1;
+            }
+            let args = skip_ws(b, k);
+            if k > op && b[args..].starts_with(b"<>") && b.get(skip_ws(b, args + 2)) == Some(&b'(')
+            {
+                edits.push((args, args + 2, None));
+            }
+        }
+    }
     if src.contains('{') {
         braced_default_arguments(b, mask, &mut edits);
     }
@@ -273,27 +289,36 @@ fn undefined_specifier_macros(
             .iter()
             .rposition(|&c| c == b'\n')
             .map_or(0, |x| x + 1);
-        let after_directive = b[line_start..p].trim_ascii_start().starts_with(b"#");
+        // (a directive line above, not the one the name is on: `#define NAME VALUE`)
+        let after_directive =
+            b[p..at].contains(&b'\n') && b[line_start..p].trim_ascii_start().starts_with(b"#");
         let statement_start = matches!(before, None | Some(b';' | b'{' | b'}'))
             || after_directive
             || (before == Some(b':') && ends_with_access_specifier(&b[..p - 1]));
         let after_class = b[..p].ends_with(b"class") || b[..p].ends_with(b"struct");
         let blank = if statement_start {
-            // a type (perhaps qualified, perhaps a pointer or reference) and a name
-            word_after(end).is_some_and(|(_, e1)| {
-                let mut k = e1;
-                while b[k..].starts_with(b"::") {
-                    k = word_after(k + 2).map_or(k, |(_, e)| e);
+            // a type (perhaps qualified, perhaps a pointer or reference, perhaps after
+            // `virtual` or before `inline`) and a name
+            let mut words = 0;
+            let mut k = end;
+            while let Some((_, e)) = word_after(k) {
+                words += 1;
+                k = e;
+                if b[k..].starts_with(b"::") {
+                    k += 2;
+                    words -= 1;
+                    continue;
                 }
-                let k = skip_ws(b, k);
-                let k = k + b[k..]
-                    .iter()
-                    .take_while(|c| matches!(c, b'*' | b'&' | b' '))
-                    .count();
-                word_after(k).is_some()
-                    && b.get(skip_ws(b, word_after(k).map_or(k, |(_, e)| e)))
-                        .is_some_and(|c| matches!(c, b'(' | b';' | b'=' | b'[' | b','))
-            })
+                let after = skip_ws(b, k);
+                k = after
+                    + b[after..]
+                        .iter()
+                        .take_while(|c| matches!(c, b'*' | b'&'))
+                        .count();
+            }
+            words >= 2
+                && b.get(skip_ws(b, k))
+                    .is_some_and(|c| matches!(c, b'(' | b';' | b'=' | b'[' | b','))
         } else if after_class {
             word_after(end).is_some()
         } else {
@@ -795,17 +820,22 @@ mod tests {
 
     #[test]
     fn specifier_macros_defined_nowhere_are_blanked() {
-        let src = "CV_EXPORTS_W void add(InputArray a, int d = -1);
-                   class CV_EXPORTS_W StereoBM : public B {
-                   public:
-  CV_PROP_RW uint32_t qp;
-  void f(int x) CV_OVERRIDE;
-  int g() const CV_OVERRIDE;
-};
-                   CUDA_ARRAY_DESCRIPTOR desc;
-REAL_T value = 0;
-";
-        let out = rewrite(src);
+        let src = [
+            "CV_EXPORTS_W void add(InputArray a, int d = -1);",
+            "class CV_EXPORTS_W StereoBM : public B {",
+            "public:",
+            "  CV_PROP_RW uint32_t qp;",
+            "  void f(int x) CV_OVERRIDE;",
+            "  int g() const CV_OVERRIDE;",
+            "};",
+            "CUDA_ARRAY_DESCRIPTOR desc;",
+            "REAL_T value = 0;",
+            "#define MPI_REAL_TYPE MPI_DOUBLE",
+            "#include \"x.h\"",
+            "API_CALL int f(int a);",
+        ]
+        .join("\n");
+        let out = rewrite(&src);
         let lines: Vec<&str> = out.lines().map(str::trim).collect();
         assert_eq!(
             lines,
@@ -819,7 +849,18 @@ REAL_T value = 0;
                 "};",
                 "CUDA_ARRAY_DESCRIPTOR desc;",
                 "REAL_T value = 0;",
+                "#define MPI_REAL_TYPE MPI_DOUBLE",
+                "#include \"x.h\"",
+                "int f(int a);",
             ]
+        );
+    }
+
+    #[test]
+    fn a_friend_operators_empty_template_arguments() {
+        assert_eq!(
+            rewrite("friend std::ostream & operator << <> (std::ostream & out, const M &m);"),
+            "friend std::ostream & operator <<    (std::ostream & out, const M &m);"
         );
     }
 
