@@ -6,6 +6,7 @@
 
 use crate::interp::{self, AccessOp, Space};
 use crate::{lanes, sym, Shape};
+use std::collections::HashMap;
 
 /// What becomes of one source access under a rule.
 #[derive(Clone, Debug)]
@@ -181,11 +182,19 @@ pub(crate) fn adjacent_shared_merges(
             && a.branch == b.branch
             && std::rc::Rc::ptr_eq(&a.mask, &b.mask)
     };
+    // the candidates by lane 0's address, in order: a neighbour is looked for among those one
+    // element away, not among every shared access of the kernel (ccminer's kernels have
+    // thousands, and comparing each with each was a tenth of a run)
+    let mut at: HashMap<i64, Vec<usize>> = HashMap::new();
+    for (k, (_, l)) in cands.iter().enumerate() {
+        at.entry(l[0]).or_default().push(k);
+    }
+    let near = |addr: i64| at.get(&addr).into_iter().flatten().map(|&k| &cands[k]);
     let mut out = Vec::new();
     for &(i, ref li) in &cands {
         let a = &run.accesses[i];
         // i starts a run when nothing in its group sits one element below it
-        let below = cands.iter().any(|(j, lj)| {
+        let below = near(li[0] - a.bytes).any(|(j, lj)| {
             *j != i
                 && same_group(a, &run.accesses[*j])
                 && (0..lanes::WARP).all(|l| lj[l] + a.bytes == li[l])
@@ -196,7 +205,7 @@ pub(crate) fn adjacent_shared_merges(
         let mut members = vec![(i, *li)];
         while members.len() < 64 {
             let cur = members[members.len() - 1].1;
-            let next = cands.iter().find(|(j, lj)| {
+            let next = near(cur[0] + a.bytes).find(|(j, lj)| {
                 !members.iter().any(|(m, _)| m == j)
                     && same_group(a, &run.accesses[*j])
                     && (0..lanes::WARP).all(|l| lj[l] == cur[l] + a.bytes)
