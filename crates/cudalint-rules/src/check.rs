@@ -675,6 +675,32 @@ mod tests {
     }
 
     #[test]
+    fn a_template_value_only_a_host_template_passes_is_a_runtime_value() {
+        // OpenCV's stereoKernel<RADIUS>, launched from kernel_caller<RADIUS>, which only a
+        // table of function pointers instantiates
+        let src = "template <int R> __global__ void k(const float* in, float* out) {\n\
+                   __shared__ float s[128 + 2 * R];\n\
+                   s[threadIdx.x] = in[blockIdx.x * 128 + threadIdx.x];\n\
+                   __syncthreads();\n\
+                   float a = 0;\n\
+                   a = s[threadIdx.x + R];\n\
+                   out[blockIdx.x * 128 + threadIdx.x] = a;\n}\n\
+                   template <int R> void caller(const float* in, float* out, int n) {\n\
+                   k<R><<<n / 128, 128>>>(in, out);\n}\n\
+                   typedef void (*caller_t)(const float*, float*, int);\n\
+                   static const caller_t callers[] = {caller<1>, caller<2>, caller<3>};\n";
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        let unknown: Vec<_> = reports[0]
+            .accesses
+            .iter()
+            .filter(|a| a.class == "unknown")
+            .map(|a| (a.line, a.reason.clone()))
+            .collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_eq!(reports[0].accesses[0].block, [128, 1, 1]);
+    }
+
+    #[test]
     fn a_mask_false_for_real_still_switches_lanes_off() {
         // warp 0 of a 64-thread block never runs the access: only warp 1 is priced
         let src = "__global__ void k(float* o) { if (threadIdx.x >= 32) o[(threadIdx.x - 32) * 2] = 0; }\n\

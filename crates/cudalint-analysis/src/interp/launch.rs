@@ -203,10 +203,16 @@ impl KernelRun<'_> {
             this: None,
         });
         self.scopes.push(Vec::new());
+        self.host_template_params.clear();
         if let Some(host) = launch
             .host_fn
             .and_then(|i| self.files[file].functions.get(i))
         {
+            self.host_template_params = host
+                .template_params
+                .iter()
+                .map(|t| t.name.clone())
+                .collect();
             let mut needed = std::collections::HashSet::new();
             for e in launch.config.iter().chain(&launch.args) {
                 names_read(e, &mut needed, 0);
@@ -445,25 +451,44 @@ impl KernelRun<'_> {
     ) -> Vec<Option<TemplateArg>> {
         let mut out = Vec::new();
         for (i, tp) in kernel.template_params.iter().enumerate() {
-            let arg = launch.template_args.get(i).map(|a| match a {
+            // a value the host cannot fold (`stereoKernel<RADIUS>` in a host template only a
+            // table of function pointers instantiates) is left unbound: in the kernel it is a
+            // runtime value, as with no launch seen, not a name defined nowhere
+            let arg = launch.template_args.get(i).and_then(|a| match a {
                 TemplateArg::Expr(e) => match self.pure_rvalue(e).sym().as_const() {
-                    Some(v) => TemplateArg::Expr(int_expr(v, e.span)),
-                    None => a.clone(),
+                    Some(v) => Some(TemplateArg::Expr(int_expr(v, e.span))),
+                    None if self.host_template_param(&e.kind) => None,
+                    None => Some(a.clone()),
                 },
                 TemplateArg::Type(t) if !tp.is_type => {
                     match self.lookup(&t.name, Span::default()) {
-                        Val::Int(s) if s.as_const().is_some() => {
-                            TemplateArg::Expr(int_expr(s.as_const().unwrap_or(0), Span::default()))
-                        }
-                        _ => a.clone(),
+                        Val::Int(s) if s.as_const().is_some() => Some(TemplateArg::Expr(int_expr(
+                            s.as_const().unwrap_or(0),
+                            Span::default(),
+                        ))),
+                        _ if self.host_template_param(&ExprKind::Ident(t.name.clone())) => None,
+                        _ => Some(a.clone()),
                     }
                 }
                 // a type the host function names through its own template parameters
-                TemplateArg::Type(t) => TemplateArg::Type(self.instantiate_type(t)),
+                TemplateArg::Type(t) => Some(TemplateArg::Type(self.instantiate_type(t))),
             });
             out.push(arg);
         }
         out
+    }
+
+    /// Whether `e` names a template parameter of the host function the launch is in that
+    /// nothing binds.
+    fn host_template_param(&self, e: &ExprKind) -> bool {
+        let ExprKind::Ident(name) = e else {
+            return false;
+        };
+        self.host_template_params.iter().any(|p| p == name)
+            && self
+                .frames
+                .last()
+                .is_none_or(|f| !f.template.iter().any(|(n, _)| n == name))
     }
 
     /// Type parameters the launch does not name, deduced from pointer arguments:

@@ -277,6 +277,8 @@ pub struct KernelRun<'p> {
     /// The name of the value a uniform load reads, per array and address: two loads of one
     /// array at different addresses are two values (`it[0].pdf_id`, `it[1].pdf_id`).
     loaded_names: crate::HashMap<Rc<str>, Vec<String>>,
+    /// The template parameters of the host function whose launch is being evaluated.
+    host_template_params: Vec<String>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
@@ -357,6 +359,7 @@ impl<'p> KernelRun<'p> {
             options,
             runtime: Vec::new(),
             loaded_names: Default::default(),
+            host_template_params: Vec::new(),
             loops: Vec::new(),
             accesses: Vec::new(),
             scopes: Vec::new(),
