@@ -276,7 +276,11 @@ pub struct KernelRun<'p> {
     pub runtime: Vec<RuntimeVar>,
     /// The name of the value a uniform load reads, per array and address: two loads of one
     /// array at different addresses are two values (`it[0].pdf_id`, `it[1].pdf_id`).
-    loaded_names: crate::HashMap<Rc<str>, Vec<String>>,
+    loaded_names: crate::HashMap<Rc<str>, crate::HashMap<String, usize>>,
+    /// Where each name of `runtime` is in it.
+    runtime_index: crate::HashMap<String, u32>,
+    /// How many stores each array has taken: a load after one reads a new value.
+    stores_to: crate::HashMap<Rc<str>, usize>,
     /// The template parameters of the host function whose launch is being evaluated.
     host_template_params: Vec<String>,
     pub loops: Vec<LoopInfo>,
@@ -359,6 +363,8 @@ impl<'p> KernelRun<'p> {
             options,
             runtime: Vec::new(),
             loaded_names: Default::default(),
+            runtime_index: Default::default(),
+            stores_to: Default::default(),
             host_template_params: Vec::new(),
             loops: Vec::new(),
             accesses: Vec::new(),
@@ -573,14 +579,16 @@ impl<'p> KernelRun<'p> {
         if let Some(v) = launch_value {
             return sym::konst(v);
         }
-        if let Some(i) = self.runtime.iter().position(|r| r.name == name) {
-            return sym::var(Var::Runtime(i as u32));
+        if let Some(&i) = self.runtime_index.get(name) {
+            return sym::var(Var::Runtime(i));
         }
         self.runtime.push(RuntimeVar {
             name: name.to_string(),
             value: self.options.runtime_default,
         });
-        sym::var(Var::Runtime(self.runtime.len() as u32 - 1))
+        let i = self.runtime.len() as u32 - 1;
+        self.runtime_index.insert(name.to_string(), i);
+        sym::var(Var::Runtime(i))
     }
 
     // ----- scopes -----

@@ -296,6 +296,9 @@ impl KernelRun<'_> {
         op: AccessOp,
         idx_expr: Option<&Expr>,
     ) {
+        if op != AccessOp::Load {
+            *self.stores_to.entry(place.ptr.base.clone()).or_default() += 1;
+        }
         if self.in_register(place, op) {
             if self.narrowed_loads > 0 {
                 self.widen_reused(place, span);
@@ -448,26 +451,26 @@ impl KernelRun<'_> {
         }
     }
 
-    /// `base[...]` for the first address of `base` a uniform load reads, `base[...]#2` for the
-    /// second and so on: the values of different elements are not one value. (An address too
+    /// `base[...]` for the first address of `base` a uniform load reads, `base#2[...]` for the
+    /// second and so on: the values of different elements, or of one element before and after
+    /// a store to the array, are not one value. (An address too
     /// large to compare cheaply shares the plain name.)
     fn loaded_name(&mut self, base: &Rc<str>, addr: &Sym) -> String {
         let plain = format!("{base}[...]");
         if addr.size > 64 {
             return plain;
         }
-        let key = format!("{addr:?}");
+        // (what was stored there since is another value: ccminer's hash state `S[30]`, read
+        // again after the round that rewrote it)
+        let stores = self.stores_to.get(base).copied().unwrap_or(0);
+        let key = format!("{stores}:{addr:?}");
         let seen = self.loaded_names.entry(base.clone()).or_default();
-        let n = match seen.iter().position(|k| *k == key) {
-            Some(n) => n,
-            None => {
-                seen.push(key);
-                seen.len() - 1
-            }
-        };
+        let next = seen.len();
+        let n = *seen.entry(key).or_insert(next);
         match n {
             0 => plain,
-            n => format!("{plain}#{}", n + 1),
+            // (still a name ending in `[...]`: a value read at a uniform address)
+            n => format!("{base}#{}[...]", n + 1),
         }
     }
 
