@@ -150,14 +150,24 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
         }
         return layout_named(&t.name, files, depth + 1);
     }
-    let def = struct_named(bare, files)?;
+    struct_layout(struct_named(bare, files)?, files, &|t| t.clone(), depth)
+}
+
+/// The layout of `def` with its members' types put through `resolve` first.
+fn struct_layout(
+    def: &StructDef,
+    files: &[&FileModel],
+    resolve: &dyn Fn(&TypeRef) -> TypeRef,
+    depth: usize,
+) -> Option<Layout> {
     let mut offset = 0i64;
     let mut align = 1i64;
     for field in &def.fields {
-        let fl = if field.ty.pointer_depth > 0 {
+        let ty = resolve(&field.ty);
+        let fl = if ty.pointer_depth > 0 {
             POINTER
         } else {
-            layout_named(&field.ty.name, files, depth + 1)?
+            layout_named(&ty.name, files, depth + 1)?
         };
         let count = element_count(field, files)?;
         offset = if def.is_union {
@@ -177,25 +187,7 @@ pub fn layout_of_template(
     files: &[&FileModel],
     resolve: &dyn Fn(&TypeRef) -> TypeRef,
 ) -> Option<Layout> {
-    let def = struct_named(def_name, files)?;
-    let mut offset = 0i64;
-    let mut align = 1i64;
-    for field in &def.fields {
-        let ty = resolve(&field.ty);
-        let fl = if ty.pointer_depth > 0 {
-            POINTER
-        } else {
-            layout_named(&ty.name, files, 1)?
-        };
-        let count = element_count(field, files)?;
-        offset = if def.is_union {
-            offset.max(fl.size * count)
-        } else {
-            round_up(offset, fl.align) + fl.size * count
-        };
-        align = align.max(fl.align);
-    }
-    Some(l(round_up(offset.max(1), align), align))
+    struct_layout(struct_named(def_name, files)?, files, resolve, 0)
 }
 
 /// The bytes of a value of `ty` that hold nothing (padding between members and after the

@@ -841,20 +841,9 @@ impl KernelRun<'_> {
         // kernel's parameter): its members are values the launch fixes, named by their path
         self.next_this_values = members
             .map(|(name, ty)| {
-                let fields: Vec<String> = self
-                    .struct_instance(&ty.name)
-                    .and_then(|(def, _)| types::struct_named(&def, self.types()))
-                    .map(|def| {
-                        def.fields
-                            .iter()
-                            .filter(|f| !f.name.is_empty())
-                            .map(|f| f.name.clone())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                fields
+                self.member_names(&ty.name)
                     .into_iter()
-                    .map(|f| {
+                    .map(|(f, _)| {
                         let v = self.aggregate_member(&name, &ty, &f);
                         (f, v)
                     })
@@ -879,20 +868,10 @@ impl KernelRun<'_> {
         if self.layout_of(&ptr.elem).is_none() {
             return;
         }
-        let fields: Vec<String> = self
-            .struct_instance(&ptr.elem.name)
-            .and_then(|(name, _)| types::struct_named(&name, self.types()))
-            .map(|def| {
-                def.fields
-                    .iter()
-                    .filter(|f| !f.name.is_empty())
-                    .map(|f| f.name.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let fields = self.member_names(&ptr.elem.name);
         let object = self.index_ptr(ptr.clone(), sym::konst(0));
         self.declare("this", Val::Ptr(ptr));
-        for field in fields {
+        for (field, _) in fields {
             let place = self.member_place(object.clone(), &field);
             if place.subarray {
                 self.declare(&field, Val::Ptr(place.ptr));

@@ -304,3 +304,20 @@ pub(super) fn bind_type(binds: &[(String, String)], t: &TypeRef) -> Option<TypeR
         ..t.clone()
     })
 }
+
+impl KernelRun<'_> {
+    /// The named data members of the struct `ty` names (a template's instance through its
+    /// definition), with whether each is an array.
+    pub(super) fn member_names(&self, ty: &str) -> Vec<(String, bool)> {
+        self.struct_instance(ty)
+            .and_then(|(def, _)| types::struct_named(&def, self.types()))
+            .map(|def| {
+                def.fields
+                    .iter()
+                    .filter(|f| !f.name.is_empty())
+                    .map(|f| (f.name.clone(), f.array_len.is_some()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}

@@ -451,18 +451,8 @@ impl KernelRun<'_> {
         else {
             return;
         };
-        let fields: Vec<String> = self
-            .struct_instance(&place.ty.name)
-            .and_then(|(def, _)| types::struct_named(&def, self.types()))
-            .map(|def| {
-                def.fields
-                    .iter()
-                    .filter(|f| !f.name.is_empty() && f.array_len.is_none())
-                    .map(|f| f.name.clone())
-                    .collect()
-            })
-            .unwrap_or_default();
-        for field in fields {
+        let fields = self.member_names(&place.ty.name);
+        for (field, _) in fields.into_iter().filter(|(_, array)| !array) {
             let member = self.member_place(place.clone(), &field);
             if member.subarray || member.ptr.offset.unknown_reason().is_some() {
                 continue;
