@@ -328,7 +328,7 @@ fn undefined_specifier_macros(
             let close = b[..q].trim_ascii_end().len();
             close > 0
                 && b[close - 1] == b')'
-                && declares_a_function(b, close - 1)
+                && declares_a_function(b, mask, close - 1)
                 && matches!(b.get(skip_ws(b, end)), Some(b';' | b'{'))
         };
         if blank {
@@ -339,24 +339,8 @@ fn undefined_specifier_macros(
 
 /// Whether the `)` at `close` ends the parameter list of a function declared with a type
 /// before its name (`void transform(...)`, `T* get(...)`), rather than a cast or a call.
-fn declares_a_function(b: &[u8], close: usize) -> bool {
-    let mut depth = 0usize;
-    let mut open = None;
-    for k in (close.saturating_sub(4096)..=close).rev() {
-        match b[k] {
-            b')' => depth += 1,
-            b'(' => {
-                depth -= 1;
-                if depth == 0 {
-                    open = Some(k);
-                    break;
-                }
-            }
-            b';' | b'{' | b'}' => return false,
-            _ => {}
-        }
-    }
-    let Some(open) = open else {
+fn declares_a_function(b: &[u8], mask: &[bool], close: usize) -> bool {
+    let Some(open) = opening_paren(b, mask, close, b";{}") else {
         return false;
     };
     let name_end = b[..open].trim_ascii_end().len();
@@ -666,6 +650,29 @@ fn pragmas_before_bodies(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize,
     }
 }
 
+/// The `(` that opens the `)` at `close`, in code, within 4 KB before it; `None` where one of
+/// `stops` comes first.
+fn opening_paren(b: &[u8], mask: &[bool], close: usize, stops: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    for p in (close.saturating_sub(4096)..=close).rev() {
+        if !mask[p] {
+            continue;
+        }
+        match b[p] {
+            b')' => depth += 1,
+            b'(' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(p);
+                }
+            }
+            c if stops.contains(&c) => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Whether the code before `at` (a line's start), skipping blank lines, comments and other
 /// directives, ends in the `)` of an `if`, `for`, `while` or `switch` header, or in `else`.
 pub(super) fn ends_a_header(b: &[u8], mask: &[bool], at: usize) -> bool {
@@ -699,25 +706,7 @@ pub(super) fn ends_a_header(b: &[u8], mask: &[bool], at: usize) -> bool {
             && (close < 4 || !is_word(b[close - 4]))
             && b.get(close + 1).is_none_or(|c| !is_word(*c));
     }
-    let mut depth = 0usize;
-    let mut open = None;
-    for p in (close.saturating_sub(4096)..=close).rev() {
-        if !mask[p] {
-            continue;
-        }
-        match b[p] {
-            b')' => depth += 1,
-            b'(' => {
-                depth -= 1;
-                if depth == 0 {
-                    open = Some(p);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let Some(open) = open else {
+    let Some(open) = opening_paren(b, mask, close, b"") else {
         return false;
     };
     let word_end = (0..open)
