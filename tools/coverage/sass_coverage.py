@@ -203,6 +203,9 @@ def compile_sites(path, root, extra_includes=(), defines=(), tools=None, nvcc_ar
     flags = ["-cubin", "-O3", "-lineinfo", "-arch=" + ARCH, "-std=c++17", "-w",
              "--expt-relaxed-constexpr", "--extended-lambda"]
     flags += ["-D" + d for d in defines] + ["-I" + i for i in incs] + list(nvcc_args)
+    if not path.endswith(".cu"):
+        # Bazel's `.cu.cc`: CUDA by name, which nvcc only reads as CUDA when told
+        flags += ["-x", "cu"]
     key = hashlib.sha256(
         b"\0".join([CACHE_VERSION.encode(), digest.encode(), os.path.abspath(path).encode(), text]
                    + [x.encode() for x in flags] + headers_digest(path, incs))
@@ -432,14 +435,17 @@ def kernel_names(functions):
 # Reports
 
 
+CUDA_SUFFIXES = (".cu", ".cu.cc", ".cu.cpp", ".cu.cxx")
+
+
 def cu_files(paths):
     out = []
     for p in paths:
         if os.path.isdir(p):
             for d, dirs, files in os.walk(p):
                 dirs[:] = sorted(x for x in dirs if not x.startswith("."))
-                out += [os.path.join(d, f) for f in sorted(files) if f.endswith(".cu")]
-        elif p.endswith(".cu"):
+                out += [os.path.join(d, f) for f in sorted(files) if f.endswith(CUDA_SUFFIXES)]
+        elif p.endswith(CUDA_SUFFIXES):
             out.append(p)
     return out
 

@@ -24,10 +24,20 @@ pub struct Collected {
     pub warnings: Vec<String>,
 }
 
+/// CUDA sources by their last extension, and Bazel's and TensorFlow's spelling of them
+/// (`spmm.cu.cc`, `kernel.cu.cpp`: a C++ extension after `.cu` for the build's rules).
 fn has_extension(path: &Path, list: &[&str]) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| list.contains(&e))
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    let last = name.rsplit_once('.');
+    match last {
+        Some((_, e)) if list.contains(&e) => true,
+        Some((stem, "cc" | "cpp" | "cxx")) => {
+            list.contains(&"cu") && stem.rsplit_once('.').is_some_and(|(_, e)| e == "cu")
+        }
+        _ => false,
+    }
 }
 
 /// `--exclude` globs, matched against a path as walked or given (`./` dropped).

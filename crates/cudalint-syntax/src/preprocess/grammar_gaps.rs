@@ -296,7 +296,13 @@ fn undefined_specifier_macros(
             || after_directive
             || (before == Some(b':') && ends_with_access_specifier(&b[..p - 1]));
         let after_class = b[..p].ends_with(b"class") || b[..p].ends_with(b"struct");
-        let blank = if statement_start {
+        // between a kernel's `void` and its name: `__global__ void LAUNCH_BOUNDS k(...)`
+        let after_kernel_void = b[..p].ends_with(b"void")
+            && b[..p - 4].trim_ascii_end().ends_with(b"__global__")
+            && word_after(end).is_some_and(|(_, e)| b.get(skip_ws(b, e)) == Some(&b'('));
+        let blank = if after_kernel_void {
+            true
+        } else if statement_start {
             // a type (perhaps qualified, perhaps a pointer or reference, perhaps after
             // `virtual` or before `inline`) and a name
             let mut words = 0;
@@ -822,6 +828,7 @@ mod tests {
             "#define MPI_REAL_TYPE MPI_DOUBLE",
             "#include \"x.h\"",
             "API_CALL int f(int a);",
+            "__global__ void KERNEL_BOUNDS k(float* a) {}",
         ]
         .join("\n");
         let out = rewrite(&src);
@@ -841,6 +848,7 @@ mod tests {
                 "#define MPI_REAL_TYPE MPI_DOUBLE",
                 "#include \"x.h\"",
                 "int f(int a);",
+                "__global__ void               k(float* a) {}",
             ]
         );
     }

@@ -75,7 +75,9 @@ pub enum Specifier {
     Global,
 }
 
-/// Platform macros a Linux nvcc build leaves undefined.
+/// Platform macros a Linux nvcc build leaves undefined, and those only an editor's code model
+/// defines (`#ifdef __INTELLISENSE__ #define __CUDA_ARCH__ 520`: what Visual Studio's
+/// squiggles see, never what nvcc compiles).
 const NOT_DEFINED: &[&str] = &[
     "_WIN32",
     "_WIN64",
@@ -94,6 +96,12 @@ const NOT_DEFINED: &[&str] = &[
     "__HIP_PLATFORM_HCC__",
     "__clang__",
     "__CUDACC_RTC__",
+    "__INTELLISENSE__",
+    "__RESHARPER__",
+    "__CDT_PARSER__",
+    "__JETBRAINS_IDE__",
+    "__clang_analyzer__",
+    "Q_CREATOR_RUN",
 ];
 
 /// What nvcc defines when it compiles device code for sm_90 (the GPUs we measure on), and
@@ -249,7 +257,11 @@ pub(crate) enum MacroState {
 
 /// Every rewrite, in order: branch selection, then the syntax the grammar lacks.
 pub fn prepare<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
-    let uncommented = blank_directive_comments(src);
+    let unwrapped = unwrap_raw_string_file(src);
+    let uncommented = match blank_directive_comments(&unwrapped) {
+        Cow::Borrowed(_) => unwrapped,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     let selected = match select_branches(&uncommented, defines) {
         Cow::Borrowed(_) => uncommented,
         Cow::Owned(s) => Cow::Owned(s),
@@ -266,6 +278,54 @@ pub fn prepare<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
         Cow::Borrowed(_) => blanked,
         Cow::Owned(s) => Cow::Owned(s),
     }
+}
+
+/// A file that is one raw string literal, `R"===(` first and `)==="` last, is the source of a
+/// kernel compiled at run time with NVRTC, pasted into a host file's string by
+/// `#include` (xmrig's `CryptonightR.cu`): what is inside is CUDA, as NVRTC reads it, so the
+/// two delimiters are blanked.
+fn unwrap_raw_string_file(src: &str) -> Cow<'_, str> {
+    let start = src.len() - src.trim_start().len();
+    let rest = &src[start..];
+    let Some(open) = rest.strip_prefix("R\"") else {
+        return Cow::Borrowed(src);
+    };
+    let Some(paren) = open.find('(').filter(|&p| p <= 16) else {
+        return Cow::Borrowed(src);
+    };
+    let delim = &open[..paren];
+    if delim
+        .bytes()
+        .any(|c| c.is_ascii_whitespace() || matches!(c, b'\\' | b')'))
+    {
+        return Cow::Borrowed(src);
+    }
+    let close = format!("){delim}\"");
+    let body_end = src.trim_end().trim_end_matches(';').trim_end().len();
+    let Some(close_at) = src[..body_end].strip_suffix(close.as_str()).map(str::len) else {
+        return Cow::Borrowed(src);
+    };
+    let open_end = start + 2 + paren + 1;
+    if close_at < open_end {
+        return Cow::Borrowed(src);
+    }
+    let mut bytes = src.as_bytes().to_vec();
+    blank_range(&mut bytes, start..open_end);
+    blank_range(&mut bytes, close_at..body_end);
+    // pieces of one string, concatenated (`)===" R"===(`: compilers limit a literal's length)
+    let reopen = format!("R\"{delim}(");
+    let mut from = open_end;
+    while let Some(at) = src[from..close_at].find(close.as_str()).map(|p| from + p) {
+        let after = at + close.len();
+        let next = after + (src[after..].len() - src[after..].trim_start().len());
+        if !src[next..].starts_with(reopen.as_str()) {
+            from = after;
+            continue;
+        }
+        blank_range(&mut bytes, at..next + reopen.len());
+        from = next + reopen.len();
+    }
+    Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
 }
 
 /// A `#define` whose body is nothing but spaces (`#define X(a) ` as written, or a body the
@@ -609,6 +669,24 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_is_one_raw_string_is_read_as_the_code_inside() {
+        let src = "\nR\"===(\n__global__ void k(float* a) { a[threadIdx.x * 2] = 0; }\n)===\"\nR\"===(\n__global__ void k2(float* a) { a[0] = 0; }\n)===\"\n";
+        let out = unwrap_raw_string_file(src);
+        assert_eq!(out.len(), src.len());
+        let parsed = crate::parse(src).unwrap();
+        assert!(parsed.model.error_regions.is_empty());
+        assert_eq!(parsed.model.functions.len(), 2);
+        // a raw string among other code is a string, and a file that only starts with one
+        // is left alone
+        for other in [
+            "const char* s = R\"(x)\";\n__global__ void k() {}\n",
+            "R\"(x)\" __global__ void k() {}\n",
+        ] {
+            assert!(matches!(unwrap_raw_string_file(other), Cow::Borrowed(_)));
+        }
+    }
 
     #[test]
     fn an_empty_define_body_does_not_take_the_next_line() {
