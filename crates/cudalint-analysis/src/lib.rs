@@ -233,6 +233,7 @@ pub fn configurations(
                         let bindings = interp::Bindings {
                             template_args: v.bindings.template_args,
                             params: Vec::new(),
+                            lambdas: v.bindings.lambdas,
                         };
                         let key = format!("{:?}", bindings.template_args);
                         // (an instantiation known whole: a parameter left unbound stays what
@@ -268,10 +269,17 @@ pub fn configurations(
                     source: ShapeSource::Launch((fi, l.span)),
                     target: options.target,
                 };
+                let lambdas = |b: &interp::Bindings| -> Vec<Option<String>> {
+                    b.lambdas
+                        .iter()
+                        .map(|l| l.as_ref().map(|l| l.key()))
+                        .collect()
+                };
                 let dup = out.iter().any(|(s, b)| {
                     s.block == shape.block
                         && format!("{:?}{:?}", b.template_args, b.params)
                             == format!("{:?}{:?}", v.bindings.template_args, v.bindings.params)
+                        && lambdas(b) == lambdas(&v.bindings)
                 });
                 if !dup {
                     out.push((shape, v.bindings));

@@ -165,8 +165,19 @@ pub enum ExprKind {
     Comma(Box<Expr>, Box<Expr>),
     /// `{a, b}` or constructor arguments `dim3 b(16, 16)`.
     Init(Vec<Expr>),
+    /// `[&](int i) { ... }`, `[=] __device__ (int i) { ... }`: a function object, called
+    /// where it is passed to.
+    Lambda(std::sync::Arc<Lambda>),
     /// Something the model does not represent; the text says what.
     Unsupported(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lambda {
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    /// `[&]` or `[&x]`: what the body assigns to a captured name is the enclosing function's.
+    pub by_reference: bool,
 }
 
 impl Expr {

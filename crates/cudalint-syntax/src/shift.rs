@@ -56,6 +56,15 @@ impl Shift for Expr {
             | ExprKind::Ident(_)
             | ExprKind::SizeofType(_)
             | ExprKind::Unsupported(_) => {}
+            ExprKind::Lambda(l) => {
+                let l = std::sync::Arc::make_mut(l);
+                for p in &mut l.params {
+                    p.shift(by);
+                }
+                for s in &mut l.body {
+                    s.shift(by);
+                }
+            }
             ExprKind::Field {
                 base,
                 field: _,

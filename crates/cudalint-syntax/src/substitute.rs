@@ -197,6 +197,7 @@ fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Expr)) {
         | ExprKind::Str
         | ExprKind::Ident(_)
         | ExprKind::SizeofType(_)
+        | ExprKind::Lambda(_)
         | ExprKind::Unsupported(_) => {}
         ExprKind::Field { base, .. } => walk_expr(base, f),
         ExprKind::Index { base, index } => {

@@ -124,6 +124,9 @@ impl KernelRun<'_> {
                 None => self.rvalue(a),
             })
             .collect();
+        if let Some(Val::Closure(c)) = self.lookup_local(callee).cloned() {
+            return self.call_closure(&c, argv, span);
+        }
         if let Some(v) = self.cooperative_groups(name, targs, span) {
             return v;
         }
@@ -356,6 +359,9 @@ impl KernelRun<'_> {
                 Val::Int(sym::data(format!("result of `{n}`")))
             }
             "__lane_id" | "laneid" => Val::Int(sym::var(Var::LaneId)),
+            // an inline-PTX output the lowering does not follow (`mul.hi`, `lop3`, the parts
+            // of a vector load): a value of the data, whose cost the data decides
+            "__asm" => Val::Int(sym::data("set by inline PTX")),
             // bit intrinsics are exact functions of their argument, lane by lane
             "__clz" | "__clzll" | "__popc" | "__popcll" | "__ffs" | "__ffsll" | "__brev"
             | "__brevll"
@@ -1164,7 +1170,7 @@ fn memory_intrinsic(name: &str) -> Option<AccessOp> {
 }
 
 /// `c ? a : b` of two values: per lane for numbers, and for pointers into the same array.
-fn select_val(c: Sym, a: Val, b: Val) -> Val {
+pub(super) fn select_val(c: Sym, a: Val, b: Val) -> Val {
     match (a, b) {
         (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
         (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {

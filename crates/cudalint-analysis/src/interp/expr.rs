@@ -143,6 +143,7 @@ impl KernelRun<'_> {
                 }
                 Val::Unknown("initializer list".into())
             }
+            ExprKind::Lambda(def) => self.closure(def),
             ExprKind::Unsupported(what) => {
                 Val::Unknown(format!("unsupported syntax: {what}").into())
             }

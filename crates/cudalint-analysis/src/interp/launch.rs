@@ -248,12 +248,17 @@ impl KernelRun<'_> {
         let mut bindings = Bindings {
             template_args: self.launch_template_args(launch, kernel),
             params: Vec::new(),
+            lambdas: Vec::new(),
         };
         self.deduce_type_params(launch, kernel, &mut bindings.template_args);
         for (i, p) in kernel.params.iter().enumerate() {
             // an argument the launch leaves out is the parameter's default
             let arg = launch.args.get(i).or(p.default.as_ref());
-            let v = match arg.map(|e| self.pure_rvalue(e)) {
+            let value = arg.map(|e| self.pure_rvalue(e));
+            bindings
+                .lambdas
+                .push(value.as_ref().and_then(|v| self.launch_lambda(v)));
+            let v = match value {
                 Some(Val::Int(s)) if p.ty.pointer_depth == 0 => s.as_const(),
                 // a null pointer passed for a pointer parameter
                 Some(Val::Int(s)) if s.as_const() == Some(0) => Some(0),
@@ -306,6 +311,12 @@ impl KernelRun<'_> {
                 .flatten()
             {
                 Val::Int(crate::sym::konst(c))
+            } else if let Some(c) = needed
+                .contains(p.name.as_str())
+                .then(|| self.host_param_lambda(host, i, depth))
+                .flatten()
+            {
+                c
             } else {
                 Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
             };
@@ -406,6 +417,44 @@ impl KernelRun<'_> {
             value = Some(v);
         }
         value
+    }
+
+    /// The lambda every host call of `host` passes for its parameter `index` (a wrapper
+    /// `for_each(n, f)` that launches `apply<<<...>>>(n, f)`, called with `[=] __device__ (int
+    /// i) {...}`), made in its caller's scope; none when calls pass different ones.
+    fn host_param_lambda(&mut self, host: &Function, index: usize, depth: usize) -> Option<Val> {
+        if depth >= 3 {
+            return None;
+        }
+        let calls = self.project.host_calls_of(&host.name);
+        if calls.len() > MAX_HOST_CALLS {
+            return None;
+        }
+        let mut found: Option<Val> = None;
+        for (cfile, caller, call) in calls {
+            let ExprKind::Call { args, .. } = &call.kind else {
+                continue;
+            };
+            if !host.takes(args.len()) || std::ptr::eq(caller, host) {
+                continue;
+            }
+            let arg = args.get(index)?;
+            let base = self.enter_host_caller(cfile, Vec::new());
+            let mut needed = std::collections::HashSet::new();
+            names_read(arg, &mut needed, 0);
+            self.host_scope(caller, call.span.start, needed, depth + 1);
+            let v = self.pure_rvalue(arg);
+            self.scopes.truncate(base);
+            self.frames.pop();
+            let Val::Closure(c) = v else { return None };
+            if let Some(Val::Closure(f)) = &found {
+                if !std::sync::Arc::ptr_eq(&f.def, &c.def) {
+                    return None;
+                }
+            }
+            found = Some(Val::Closure(c));
+        }
+        found
     }
 
     /// A type as the current frame's template bindings make it: `Ktraits`, a host function's
@@ -660,7 +709,57 @@ pub(super) fn names_read<'a>(
                 names_read(a, out, d);
             }
         }
+        // what a lambda captures: every name its body reads
+        ExprKind::Lambda(l) => {
+            for s in &l.body {
+                stmt_names(s, out, d);
+            }
+        }
         _ => {}
+    }
+}
+
+fn stmt_names<'a>(s: &'a Stmt, out: &mut std::collections::HashSet<&'a str>, depth: usize) {
+    if depth > 256 {
+        return;
+    }
+    let d = depth + 1;
+    let all = |body: &'a [Stmt], out: &mut std::collections::HashSet<&'a str>| {
+        for s in body {
+            stmt_names(s, out, d);
+        }
+    };
+    match s {
+        Stmt::Decl(decl) => {
+            if let Some(i) = &decl.init {
+                names_read(i, out, d);
+            }
+        }
+        Stmt::Expr(e) | Stmt::Return(Some(e), _) => names_read(e, out, d),
+        Stmt::If { cond, then, els } => {
+            names_read(cond, out, d);
+            all(then, out);
+            all(els, out);
+        }
+        Stmt::For {
+            init,
+            cond,
+            update,
+            body,
+            ..
+        } => {
+            all(init, out);
+            for e in cond.iter().chain(update.iter()) {
+                names_read(e, out, d);
+            }
+            all(body, out);
+        }
+        Stmt::While { cond, body, .. } => {
+            names_read(cond, out, d);
+            all(body, out);
+        }
+        Stmt::Block(b) => all(b, out),
+        Stmt::Return(None, _) | Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
     }
 }
 

@@ -11,6 +11,7 @@
 //! underlines, `call.rs` calls, `groups.rs` cooperative groups, `launch.rs` launch sites.
 
 mod call;
+mod closures;
 mod expr;
 mod groups;
 mod lane_term;
@@ -199,7 +200,21 @@ enum Val {
     Group(i64),
     /// A CUDA vector value held component by component (`uint4 i = {4*t, 4*t+1, ...}`).
     Vector(Rc<[Sym]>),
+    /// A lambda, with what it captured where it was made.
+    Closure(Rc<Closure>),
     Unknown(Rc<str>),
+}
+
+/// A lambda's definition and the state it captured: the locals visible where it was made (by
+/// value; `[&]` ones are written back where the call is in the same frame), the file and
+/// template bindings of the function that made it, and which frame that was.
+#[derive(Debug)]
+struct Closure {
+    def: std::sync::Arc<cudalint_syntax::Lambda>,
+    captured: Vec<(Rc<str>, Val)>,
+    file: usize,
+    template: Vec<(String, TArg)>,
+    frame_depth: usize,
 }
 
 impl Val {
@@ -213,6 +228,7 @@ impl Val {
             }
             Val::Group(_) => sym::unknown("cooperative group used as an integer"),
             Val::Vector(_) => sym::unknown("vector value used as an integer"),
+            Val::Closure(_) => sym::unknown("lambda used as an integer"),
             Val::Unknown(r) => sym::unknown(r.clone()),
         }
     }
@@ -281,6 +297,10 @@ pub struct KernelRun<'p> {
     runtime_index: crate::HashMap<String, u32>,
     /// How many stores each array has taken: a load after one reads a new value.
     stores_to: crate::HashMap<Rc<str>, usize>,
+    /// Thread-private arrays that were given values that differ between lanes (`uint32_t
+    /// x[4] = {in[t], ...}`, `x[0] = y;` of such a value): one of their elements, read at an
+    /// index the warp shares, is each thread's own value, not one for the warp.
+    varying_locals: std::collections::HashSet<Rc<str>>,
     /// The template parameters of the host function whose launch is being evaluated.
     host_template_params: Vec<String>,
     pub loops: Vec<LoopInfo>,
@@ -353,6 +373,39 @@ const MAX_CALL_DEPTH: usize = 8;
 pub struct Bindings {
     pub template_args: Vec<Option<TemplateArg>>,
     pub params: Vec<Option<i64>>,
+    /// A lambda a launch passes for a parameter (`for_each<<<g, b>>>(n, [=] __device__ (int
+    /// i) { ... })`), with what it captured there.
+    pub lambdas: Vec<Option<LaunchLambda>>,
+}
+
+/// A lambda passed at a launch: its definition, the file it is written in, and the host
+/// values it captured that the kernel can use: pointers (device memory, by their element
+/// type) and constants.
+#[derive(Clone, Debug)]
+pub struct LaunchLambda {
+    def: std::sync::Arc<cudalint_syntax::Lambda>,
+    file: usize,
+    pointers: Vec<(String, TypeRef)>,
+    constants: Vec<(String, i64)>,
+}
+
+impl LaunchLambda {
+    /// Which lambda it is, for telling configurations apart.
+    pub fn key(&self) -> String {
+        format!("{}:{:?}", self.file, self.def.body.first().map(stmt_span))
+    }
+}
+
+fn stmt_span(s: &cudalint_syntax::Stmt) -> Option<Span> {
+    use cudalint_syntax::Stmt;
+    match s {
+        Stmt::Decl(d) => Some(d.span),
+        Stmt::Expr(e) => Some(e.span),
+        Stmt::For { span, .. } | Stmt::Return(_, span) | Stmt::Other(span) => Some(*span),
+        Stmt::If { cond, .. } | Stmt::While { cond, .. } => Some(cond.span),
+        Stmt::Block(b) => b.first().and_then(stmt_span),
+        Stmt::Break | Stmt::Continue => None,
+    }
 }
 
 impl<'p> KernelRun<'p> {
@@ -365,6 +418,7 @@ impl<'p> KernelRun<'p> {
             loaded_names: Default::default(),
             runtime_index: Default::default(),
             stores_to: Default::default(),
+            varying_locals: Default::default(),
             host_template_params: Vec::new(),
             loops: Vec::new(),
             accesses: Vec::new(),
@@ -438,7 +492,10 @@ impl<'p> KernelRun<'p> {
             };
             let null_at_launch =
                 ty.pointer_depth > 0 && bind.params.get(i).copied().flatten() == Some(0);
-            let v = if ty.pointer_depth > 0 {
+            let lambda = bind.lambdas.get(i).cloned().flatten();
+            let v = if let Some(l) = lambda {
+                self.launched_closure(l)
+            } else if ty.pointer_depth > 0 {
                 let mut elem = ty.clone();
                 elem.pointer_depth -= 1;
                 let mut ptr = Ptr::global(p.name.as_str(), elem, Some((file, p.span)));
@@ -830,6 +887,16 @@ const LOCAL_OBJECT: &str = "is a local object";
 /// Unknown values that are most likely pointers into memory: a name the analysed files do not
 /// define (a global array of a header cudalint was not given) or the result of a call it
 /// cannot see into. Indexing one is an access of unknown cost, not a silent nothing.
+/// A value some lanes of a warp hold differently from others (data read at lane-dependent
+/// places among them).
+fn differs_between_lanes(v: &Val) -> bool {
+    match v {
+        Val::Int(s) => s.lane_varying || s.data,
+        Val::Vector(c) => c.iter().any(|s| s.lane_varying || s.data),
+        _ => false,
+    }
+}
+
 fn opaque_pointer(reason: &str) -> bool {
     reason.starts_with("result of") || reason.ends_with("is not defined in the analysed files")
 }

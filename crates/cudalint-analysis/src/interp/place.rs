@@ -433,7 +433,14 @@ impl KernelRun<'_> {
                 path: None,
             });
         }
-        if addr.lane_varying && addr.unknown_reason().is_none() {
+        // (read at an address the data decides, a value of the data: a chain of table
+        // lookups through bytes of thread-private state does not grow a symbol per round)
+        if addr.data && place.ptr.space != Space::Global && addr.unknown_reason().is_none() {
+            Val::Int(sym::data(format!(
+                "`{}` read at a data-dependent index",
+                place.ptr.base
+            )))
+        } else if addr.lane_varying && addr.unknown_reason().is_none() {
             Val::Int(sym::loaded(
                 addr.clone(),
                 format!("`{}` read at a lane-dependent index", place.ptr.base),
@@ -445,6 +452,11 @@ impl KernelRun<'_> {
             )))
         } else if addr.unknown_reason().is_some() {
             Val::Unknown(format!("value loaded from `{}`", place.ptr.base).into())
+        } else if place.ptr.space == Space::Local && self.varying_locals.contains(&place.ptr.base) {
+            Val::Int(sym::data(format!(
+                "`{}` holds each thread's own values",
+                place.ptr.base
+            )))
         } else {
             let name = self.loaded_name(&place.ptr.base, addr);
             Val::Int(self.runtime_var(&name, None))
@@ -552,6 +564,9 @@ impl KernelRun<'_> {
             _ => {
                 if let Some(p) = self.place(lhs) {
                     let idx = index_of(lhs);
+                    if p.ptr.space == Space::Local && super::differs_between_lanes(&v) {
+                        self.varying_locals.insert(p.ptr.base.clone());
+                    }
                     self.record(&p, lhs.span, AccessOp::Store, idx);
                 }
             }

@@ -340,7 +340,16 @@ impl KernelRun<'_> {
         if !d.dims.is_empty() {
             let v = self.array_decl(d, ty);
             if let Some(init) = &d.init {
-                self.rvalue(init);
+                let values = self.rvalue(init);
+                let items: Vec<Val> = match &init.kind {
+                    ExprKind::Init(items) => items.iter().map(|e| self.pure_rvalue(e)).collect(),
+                    _ => vec![values],
+                };
+                if matches!(&v, Val::Ptr(p) if p.space == Space::Local)
+                    && items.iter().any(super::differs_between_lanes)
+                {
+                    self.varying_locals.insert(d.name.as_str().into());
+                }
             }
             self.declare(&d.name, v);
             return;

@@ -138,6 +138,25 @@ impl<'s> Lowerer<'s> {
                     .collect(),
             ),
             "call_expression" => return self.call(n, depth),
+            "lambda_expression" => {
+                let params = n
+                    .child_by_field_id(fid().declarator.get())
+                    .and_then(|d| d.child_by_field_id(fid().parameters.get()))
+                    .map(|p| self.params_of(p))
+                    .unwrap_or_default();
+                let by_reference = n
+                    .child_by_field_id(fid().captures.get())
+                    .is_some_and(|c| self.text(c).contains('&'));
+                let body = n
+                    .child_by_field_id(fid().body.get())
+                    .map(|b| self.block(b, depth + 1))
+                    .unwrap_or_default();
+                ExprKind::Lambda(std::sync::Arc::new(Lambda {
+                    params,
+                    body,
+                    by_reference,
+                }))
+            }
             "gnu_asm_expression" => return self.asm(n, depth),
             // `Packed128<T>{__ldcs(p)}`, `float2{a[i], b[i]}`: an object built from its
             // elements, which are evaluated (and their loads issued) as a list's are
@@ -266,48 +285,6 @@ impl<'s> Lowerer<'s> {
             }
         };
         Expr { kind, span: sp }
-    }
-
-    /// Inline PTX. `cp.async.{ca,cg}.shared.global [%d], [%s], n;` is what
-    /// `__pipeline_memcpy_async(dst, src, n)` compiles to, so it is lowered as that call, its
-    /// operands the asm's (outputs numbered first, then inputs); other asm is not modelled.
-    fn asm(&mut self, n: Node, depth: usize) -> Expr {
-        let sp = span(n);
-        let mut code = String::new();
-        let mut operands = Vec::new();
-        for c in named_children(n) {
-            match c.kind() {
-                "string_literal" | "concatenated_string" => code.push_str(self.text(c)),
-                "gnu_asm_output_operand_list" | "gnu_asm_input_operand_list" => {
-                    for op in named_children(c) {
-                        if let Some(value) = named_children(op).into_iter().last() {
-                            operands.push(value);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        let copy = parse_cp_async(&code)
-            .and_then(|(d, s, bytes)| Some((*operands.get(d)?, *operands.get(s)?, bytes)));
-        match copy {
-            Some((d, s, bytes)) => Expr {
-                kind: ExprKind::Call {
-                    callee: "__pipeline_memcpy_async".into(),
-                    template_args: Vec::new(),
-                    args: vec![
-                        self.expr(d, depth + 1),
-                        self.expr(s, depth + 1),
-                        Expr {
-                            kind: ExprKind::Int(bytes),
-                            span: sp,
-                        },
-                    ],
-                },
-                span: sp,
-            },
-            None => Expr::unsupported("inline assembly", sp),
-        }
     }
 
     fn call(&mut self, n: Node, depth: usize) -> Expr {
@@ -545,7 +522,7 @@ pub(super) fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr
 
 /// `cp.async.cg.shared.global [%0], [%1], 16;` (with an optional cache hint and source size):
 /// the destination's and the source's operand numbers and the bytes copied.
-fn parse_cp_async(code: &str) -> Option<(usize, usize, i64)> {
+pub(super) fn parse_cp_async(code: &str) -> Option<(usize, usize, i64)> {
     let at = code.find("cp.async.")?;
     let rest = &code[at..];
     let head = &rest[..rest.find(char::is_whitespace)?];

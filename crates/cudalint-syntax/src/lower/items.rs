@@ -383,42 +383,10 @@ impl<'s> Lowerer<'s> {
             return;
         };
         let name = self.text(name_node).to_string();
-        let mut params = Vec::new();
-        if let Some(plist) = decl.child_by_field_id(fid().parameters.get()) {
-            for p in named_children(plist) {
-                let optional = p.kind() == "optional_parameter_declaration";
-                if p.kind() != "parameter_declaration" && !optional {
-                    continue;
-                }
-                let Some(t) = p.child_by_field_id(fid().r#type.get()) else {
-                    continue;
-                };
-                let mut ty = self.type_of(t, Some(p));
-                let Some(d) = p.child_by_field_id(fid().declarator.get()) else {
-                    continue;
-                };
-                let (pname, ptr, mut dims, _) = self.declarator_parts(d);
-                let Some(pname) = pname else { continue };
-                // an array parameter is a pointer to its first dimension's elements
-                ty.pointer_depth += ptr + u8::from(!dims.is_empty());
-                if !dims.is_empty() {
-                    dims.remove(0);
-                }
-                let default = optional
-                    .then(|| p.child_by_field_id(fid().default_value.get()))
-                    .flatten()
-                    .map(|v| self.expr(v, 0));
-                params.push(Param {
-                    name: self.text(pname).to_string(),
-                    ty,
-                    is_reference: d.kind() == "reference_declarator",
-                    is_restrict: self.restrict_pointer(d),
-                    dims,
-                    default,
-                    span: span(p),
-                });
-            }
-        }
+        let params = decl
+            .child_by_field_id(fid().parameters.get())
+            .map(|plist| self.params_of(plist))
+            .unwrap_or_default();
         let parse_error = if n.has_error() { first_error(n) } else { None };
         let index = self.model.functions.len();
         self.model.functions.push(Function {
@@ -449,6 +417,45 @@ impl<'s> Lowerer<'s> {
         }
         self.current_fn = outer;
         self.model.functions[index].body = body;
+    }
+
+    /// A parameter list's parameters, of a function or a lambda.
+    pub(super) fn params_of(&mut self, plist: Node) -> Vec<Param> {
+        let mut params = Vec::new();
+        for p in named_children(plist) {
+            let optional = p.kind() == "optional_parameter_declaration";
+            if p.kind() != "parameter_declaration" && !optional {
+                continue;
+            }
+            let Some(t) = p.child_by_field_id(fid().r#type.get()) else {
+                continue;
+            };
+            let mut ty = self.type_of(t, Some(p));
+            let Some(d) = p.child_by_field_id(fid().declarator.get()) else {
+                continue;
+            };
+            let (pname, ptr, mut dims, _) = self.declarator_parts(d);
+            let Some(pname) = pname else { continue };
+            // an array parameter is a pointer to its first dimension's elements
+            ty.pointer_depth += ptr + u8::from(!dims.is_empty());
+            if !dims.is_empty() {
+                dims.remove(0);
+            }
+            let default = optional
+                .then(|| p.child_by_field_id(fid().default_value.get()))
+                .flatten()
+                .map(|v| self.expr(v, 0));
+            params.push(Param {
+                name: self.text(pname).to_string(),
+                ty,
+                is_reference: d.kind() == "reference_declarator",
+                is_restrict: self.restrict_pointer(d),
+                dims,
+                default,
+                span: span(p),
+            });
+        }
+        params
     }
 
     fn member_initialisers(&mut self, n: Node) -> Vec<Stmt> {

@@ -8,6 +8,7 @@
 mod comparisons;
 mod decls;
 mod exprs;
+mod inline_asm;
 mod items;
 mod stmts;
 
@@ -45,6 +46,7 @@ pub(crate) struct Fields {
     pub argument: std::num::NonZeroU16,
     pub arguments: std::num::NonZeroU16,
     pub body: std::num::NonZeroU16,
+    pub captures: std::num::NonZeroU16,
     pub condition: std::num::NonZeroU16,
     pub consequence: std::num::NonZeroU16,
     pub declarator: std::num::NonZeroU16,
@@ -80,6 +82,7 @@ pub(crate) fn fid() -> &'static Fields {
             argument: id("argument"),
             arguments: id("arguments"),
             body: id("body"),
+            captures: id("captures"),
             condition: id("condition"),
             consequence: id("consequence"),
             declarator: id("declarator"),
