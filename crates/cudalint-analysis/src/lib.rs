@@ -388,6 +388,28 @@ pub fn analyze_kernel_until(
     deadline: Option<Deadline>,
 ) -> Analysis {
     let kernel = &project.files[file].functions[index];
+    // a bug in the analysis costs this kernel, not the run
+    cudalint_syntax::contained(|| analyze_kernel_inner(project, file, index, options, deadline))
+        .unwrap_or_else(|message| Analysis {
+            accesses: Vec::new(),
+            skipped: vec![Skipped {
+                loc: (file, kernel.name_span),
+                kernel: kernel.name.clone(),
+                reason: format!(
+                    "an internal error in cudalint's analysis ({message}); please report it"
+                ),
+            }],
+        })
+}
+
+fn analyze_kernel_inner(
+    project: &Project,
+    file: usize,
+    index: usize,
+    options: &Options,
+    deadline: Option<Deadline>,
+) -> Analysis {
+    let kernel = &project.files[file].functions[index];
     let kernel_loc = (file, kernel.name_span);
     if let Some(err) = kernel.parse_error {
         return Analysis {

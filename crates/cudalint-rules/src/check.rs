@@ -450,9 +450,11 @@ pub(crate) fn check_parsed_with<Kept>(
         .zip(parsed)
         .map(|(i, p)| FileReport {
             path: i.path.clone(),
-            error: p
-                .is_none()
-                .then(|| "tree-sitter could not parse the file".to_string()),
+            error: p.is_none().then(|| {
+                "could not be parsed (tree-sitter gave up, or cudalint hit an internal error: \
+                     please report it)"
+                    .to_string()
+            }),
             ..FileReport::default()
         })
         .collect();

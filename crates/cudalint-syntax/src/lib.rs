@@ -141,7 +141,18 @@ pub fn parse_with(src: &str, defines: &Defines) -> Option<ParsedFile> {
 /// Parses and lowers a text [`preprocess::prepare`] gave (for a caller that read it too).
 pub fn parse_prepared(text: &str) -> Option<ParsedFile> {
     let tree = with_parser(|p| p.parse(text, None))?;
-    Some(lower_tree(text, tree, None))
+    contained(|| lower_tree(text, tree, None)).ok()
+}
+
+/// Runs `f`, turning a panic (a bug in cudalint) into its message, so that one file or one
+/// kernel that trips a bug is reported as such and the run goes on with the others.
+pub fn contained<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string())
+    })
 }
 
 /// Parses and lowers a file like [`parse_with`], from its previous version: `old` is that
@@ -154,6 +165,16 @@ pub fn parse_prepared(text: &str) -> Option<ParsedFile> {
 /// preprocessing can change bytes far from the user's edit (an `#if 0` typed above a kernel
 /// blanks it), and only the texts tree-sitter actually saw keep the old tree valid.
 pub fn parse_incremental(
+    src: &str,
+    defines: &Defines,
+    old: Option<(&str, ParsedFile)>,
+) -> Option<(ParsedFile, String)> {
+    contained(|| parse_incremental_inner(src, defines, old))
+        .ok()
+        .flatten()
+}
+
+fn parse_incremental_inner(
     src: &str,
     defines: &Defines,
     old: Option<(&str, ParsedFile)>,
@@ -376,5 +397,18 @@ mod struct_tests {
         assert_eq!(p.fields.len(), 1);
         let s = m.structs.iter().find(|s| s.name == "SharedMemory").unwrap();
         assert_eq!(s.extern_shared.as_deref(), Some("__smem"));
+    }
+}
+
+#[cfg(test)]
+mod contained_tests {
+    #[test]
+    fn a_panic_becomes_its_message() {
+        assert_eq!(super::contained(|| 7), Ok(7));
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let caught = super::contained(|| -> i32 { panic!("bad byte {}", 3) });
+        std::panic::set_hook(hook);
+        assert_eq!(caught, Err("bad byte 3".to_string()));
     }
 }

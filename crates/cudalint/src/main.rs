@@ -520,6 +520,13 @@ fn names(kernels: &[String]) -> String {
 }
 
 fn main() -> ExitCode {
+    // a bug met on one file or kernel is caught there (that file's or kernel's report says
+    // so) and the run goes on: one line on stderr, not a backtrace
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!(
+            "cudalint: internal error, the run goes on without it (please report it): {info}"
+        );
+    }));
     let cli = Cli::parse();
     if let Err(e) = cudalint_syntax::check_language() {
         eprintln!("cudalint: error: {e}");

@@ -255,8 +255,13 @@ pub(crate) enum MacroState {
     Undefined,
 }
 
-/// Every rewrite, in order: branch selection, then the syntax the grammar lacks.
+/// Every rewrite, in order: branch selection, then the syntax the grammar lacks. (A rewrite
+/// that trips a bug leaves the text as written: the parser reports what it cannot read.)
 pub fn prepare<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
+    crate::contained(|| prepare_all(src, defines)).unwrap_or(Cow::Borrowed(src))
+}
+
+fn prepare_all<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
     let unwrapped = unwrap_raw_string_file(src);
     let uncommented = match blank_directive_comments(&unwrapped) {
         Cow::Borrowed(_) => unwrapped,
