@@ -703,6 +703,31 @@ mod tests {
     }
 
     #[test]
+    fn a_launch_inside_a_lambda_reads_the_lambda_and_leaves_what_it_cannot_fold_unbound() {
+        // bitsandbytes' `auto launch = [&](auto tag) { constexpr int MB = ...; k<MB><<<>>> }`
+        let src = "template <int MB> __global__ void k(const float* in, float* out) {\n\
+                   int t = blockIdx.x * 128 + threadIdx.x;\n\
+                   out[t] = in[t * MB];\n}\n\
+                   void host(const float* in, float* out, int n, int m) {\n\
+                   auto launch = [&](auto tag) {\n\
+                   constexpr int MB = decltype(tag)::value;\n\
+                   const int threads = 64 * 2;\n\
+                   k<MB><<<n / 128, threads>>>(in, out);\n\
+                   };\n\
+                   launch(m);\n}\n";
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        let unknown: Vec<_> = reports[0]
+            .accesses
+            .iter()
+            .filter(|a| a.class == "unknown")
+            .map(|a| (a.line, a.reason.clone()))
+            .collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+        // the lambda's own declaration gives the block
+        assert_eq!(reports[0].accesses[0].block, [128, 1, 1]);
+    }
+
+    #[test]
     fn a_mask_false_for_real_still_switches_lanes_off() {
         // warp 0 of a 64-thread block never runs the access: only warp 1 is priced
         let src = "__global__ void k(float* o) { if (threadIdx.x >= 32) o[(threadIdx.x - 32) * 2] = 0; }\n\

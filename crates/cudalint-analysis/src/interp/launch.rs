@@ -506,7 +506,9 @@ impl KernelRun<'_> {
             let arg = launch.template_args.get(i).and_then(|a| match a {
                 TemplateArg::Expr(e) => match self.pure_rvalue(e).sym().as_const() {
                     Some(v) => Some(TemplateArg::Expr(int_expr(v, e.span))),
-                    None if self.host_template_param(&e.kind) => None,
+                    // (or a local the host cannot fold: `constexpr int MB =
+                    // decltype(tag)::value` in a lambda that launches)
+                    None if self.host_template_param(&e.kind) || self.host_local(&e.kind) => None,
                     None => Some(a.clone()),
                 },
                 TemplateArg::Type(t) if !tp.is_type => {
@@ -515,7 +517,11 @@ impl KernelRun<'_> {
                             s.as_const().unwrap_or(0),
                             Span::default(),
                         ))),
-                        _ if self.host_template_param(&ExprKind::Ident(t.name.clone())) => None,
+                        _ if self.host_template_param(&ExprKind::Ident(t.name.clone()))
+                            || self.host_local(&ExprKind::Ident(t.name.clone())) =>
+                        {
+                            None
+                        }
                         _ => Some(a.clone()),
                     }
                 }
@@ -525,6 +531,12 @@ impl KernelRun<'_> {
             out.push(arg);
         }
         out
+    }
+
+    /// Whether `e` names a local of the host function the launch is in (whose value, were it
+    /// known, would have been folded).
+    fn host_local(&self, e: &ExprKind) -> bool {
+        matches!(e, ExprKind::Ident(name) if self.lookup_local(name).is_some())
     }
 
     /// Whether `e` names a template parameter of the host function the launch is in that
@@ -765,6 +777,16 @@ fn stmt_names<'a>(s: &'a Stmt, out: &mut std::collections::HashSet<&'a str>, dep
 
 fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stmt>) {
     for s in body {
+        // a launch inside a lambda (`auto launch = [&](auto tag) { constexpr int MB = ...;
+        // k<T, MB><<<...>>>(...); }`) reads the lambda's declarations before it
+        let around = match s {
+            Stmt::Decl(d) if d.span.start < before && before < d.span.end => d.init.as_ref(),
+            Stmt::Expr(e) if e.span.start < before && before < e.span.end => Some(e),
+            _ => None,
+        };
+        for l in around.map(lambdas_in).unwrap_or_default() {
+            collect_decls_before(&l.body, before, out);
+        }
         match s {
             Stmt::Decl(d) if d.span.end <= before => out.push(s),
             Stmt::Expr(e) if e.span.end <= before && matches!(e.kind, ExprKind::Assign { .. }) => {
@@ -790,6 +812,16 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
             Stmt::While { body, .. } => collect_decls_before(body, before, out),
             _ => {}
         }
+    }
+}
+
+/// The lambdas an expression is or passes (`[&](...) {...}`, `f(n, [=] (int i) {...})`).
+fn lambdas_in(e: &Expr) -> Vec<&cudalint_syntax::Lambda> {
+    match &e.kind {
+        ExprKind::Lambda(l) => vec![l.as_ref()],
+        ExprKind::Call { args, .. } => args.iter().flat_map(lambdas_in).collect(),
+        ExprKind::Assign { rhs, .. } => lambdas_in(rhs),
+        _ => Vec::new(),
     }
 }
 

@@ -595,3 +595,17 @@ mod receiver_tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod comment_tests {
+    #[test]
+    fn comments_among_arguments_are_not_arguments() {
+        let f = crate::parse(
+            "void h(float* p) { k<float, /*FAST=*/true><<<1, 32>>>(p /* in */, /* n */ 4); }",
+        )
+        .unwrap();
+        let l = &f.model.launches[0];
+        assert_eq!(l.template_args.len(), 2);
+        assert_eq!(l.args.len(), 2);
+    }
+}

@@ -110,9 +110,13 @@ fn span(n: Node) -> Span {
     Span::new(n.start_byte(), n.end_byte())
 }
 
+/// The named children that are code: a comment is a named node wherever it is written
+/// (`k<float, /*FAST=*/true>` has three template arguments to the grammar).
 fn named_children<'t>(n: Node<'t>) -> Vec<Node<'t>> {
     let mut c = n.walk();
-    n.named_children(&mut c).collect()
+    n.named_children(&mut c)
+        .filter(|c| c.kind() != "comment")
+        .collect()
 }
 
 /// The last named child that is code: `if (x /* why */)` ends in a comment node.
