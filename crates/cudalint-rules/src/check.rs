@@ -728,6 +728,28 @@ mod tests {
     }
 
     #[test]
+    fn structured_bindings_take_a_tuple_apart() {
+        // apex's `auto [n_loop, c_loop] = nc_scheduler.get_nc();`
+        let src = "#include <tuple>\n\
+                   __device__ auto rc(int t) { return std::make_pair(t / 32, t % 32); }\n\
+                   __global__ void k(const float* in, float* out) {\n\
+                   auto [r, c] = rc(threadIdx.x);\n\
+                   out[threadIdx.x] = in[c * 64 + r];\n}\n";
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        let load = reports[0]
+            .accesses
+            .iter()
+            .find(|a| a.op == "load")
+            .expect("the load");
+        // lanes 64 floats apart: a sector each
+        assert_eq!(
+            (load.class, load.sectors_per_request),
+            ("strided", Some(32.0)),
+            "{load:?}"
+        );
+    }
+
+    #[test]
     fn a_mask_false_for_real_still_switches_lanes_off() {
         // warp 0 of a 64-thread block never runs the access: only warp 1 is priced
         let src = "__global__ void k(float* o) { if (threadIdx.x >= 32) o[(threadIdx.x - 32) * 2] = 0; }\n\

@@ -362,6 +362,26 @@ impl KernelRun<'_> {
             // an inline-PTX output the lowering does not follow (`mul.hi`, `lop3`, the parts
             // of a vector load): a value of the data, whose cost the data decides
             "__asm" => Val::Int(sym::data("set by inline PTX")),
+            // a tuple is its elements (`std::make_tuple(n_loop_, c_loop_)`), which a
+            // structured binding takes apart (the lowering's `__element(v, i)`)
+            "make_tuple" | "make_pair" if !args.is_empty() => {
+                let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+                if !argv.iter().all(|v| matches!(v, Val::Int(_))) {
+                    return Some(Val::Unknown(format!("a `{name}` of non-integers").into()));
+                }
+                Val::Vector(argv.iter().map(Val::sym).collect())
+            }
+            "__element" if args.len() == 2 => {
+                let whole = self.rvalue(&args[0]);
+                let i = self.rvalue(&args[1]).sym().as_const().unwrap_or(-1);
+                let part = usize::try_from(i).ok();
+                match (whole, part) {
+                    (Val::Vector(c), Some(i)) if i < c.len() => Val::Int(c[i].clone()),
+                    (Val::Dim3(c), Some(i)) if i < 3 => Val::Int(c[i].clone()),
+                    (Val::Unknown(r), _) => Val::Unknown(r),
+                    _ => Val::Unknown("an element of a structured binding not followed".into()),
+                }
+            }
             // bit intrinsics are exact functions of their argument, lane by lane
             "__clz" | "__clzll" | "__popc" | "__popcll" | "__ffs" | "__ffsll" | "__brev"
             | "__brevll"

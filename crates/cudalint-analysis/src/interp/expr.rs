@@ -238,6 +238,11 @@ impl KernelRun<'_> {
     /// `c ? a : b`: each arm under its part of the lane mask; the value is a per-lane select.
     fn conditional(&mut self, cond: &Expr, then: &Expr, els: &Expr) -> Val {
         let c = self.rvalue(cond).sym();
+        // decided where it is compiled (`FAST ? in[t] : in[t * S]` with FAST a template
+        // value): the other arm is no code, and none of its loads are issued
+        if let Some(k) = c.as_const() {
+            return self.rvalue(if k != 0 { then } else { els });
+        }
         let saved = self.mask.clone();
         let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
         if maskable {

@@ -196,7 +196,10 @@ impl<'s> Lowerer<'s> {
         }
         for d in declarators {
             let (name_node, ptr, dims, init) = self.declarator_parts(d);
-            let Some(name_node) = name_node else { continue };
+            let Some(name_node) = name_node else {
+                self.structured_binding(n, d, &base, depth, &mut out);
+                continue;
+            };
             let mut ty = base.clone();
             ty.pointer_depth += ptr;
             // `dim3 b(TD, TD);` parses as a function declarator when the arguments look like
@@ -222,6 +225,76 @@ impl<'s> Lowerer<'s> {
             });
         }
         out
+    }
+
+    /// `auto [n_loop, c_loop] = sched.get_nc();`: the value once, in a variable of its own,
+    /// and each name an element of it (`__element(v, i)`, which the analysis reads from a
+    /// tuple or vector value).
+    fn structured_binding(
+        &mut self,
+        decl: Node,
+        d: Node,
+        base: &TypeRef,
+        depth: usize,
+        out: &mut Vec<Decl>,
+    ) {
+        let mut cur = Some(d);
+        let mut init = None;
+        while let Some(n) = cur {
+            match n.kind() {
+                "init_declarator" => {
+                    init = n.child_by_field_id(fid().value.get());
+                    cur = n.child_by_field_id(fid().declarator.get());
+                }
+                "reference_declarator" => cur = n.named_child(0),
+                "structured_binding_declarator" => break,
+                _ => return,
+            }
+        }
+        let Some(binding) = cur else { return };
+        let names: Vec<Node> = named_children(binding)
+            .into_iter()
+            .filter(|c| c.kind() == "identifier")
+            .collect();
+        let Some(first) = names.first() else { return };
+        let whole = format!("__binding_{}", self.text(*first));
+        let plain = |name: String, name_span: Span, init: Option<Expr>| Decl {
+            name,
+            name_span,
+            ty: base.clone(),
+            dims: Vec::new(),
+            init,
+            shared: false,
+            constant: false,
+            device: false,
+            is_extern: false,
+            is_const: base.is_const,
+            is_reference: false,
+            span: span(decl),
+        };
+        let value = init.map(|v| self.expr(v, depth + 1));
+        out.push(plain(whole.clone(), span(binding), value));
+        for (i, n) in names.iter().enumerate() {
+            let at = span(*n);
+            let element = Expr {
+                kind: ExprKind::Call {
+                    callee: "__element".into(),
+                    template_args: Vec::new(),
+                    args: vec![
+                        Expr {
+                            kind: ExprKind::Ident(whole.clone()),
+                            span: at,
+                        },
+                        Expr {
+                            kind: ExprKind::Int(i as i64),
+                            span: at,
+                        },
+                    ],
+                },
+                span: at,
+            };
+            out.push(plain(self.text(*n).to_string(), at, Some(element)));
+        }
     }
 
     fn vexing_ctor(&mut self, d: Node) -> Option<Expr> {
