@@ -429,42 +429,5 @@ pub(crate) fn calls_in<'a>(body: &'a [Stmt], out: &mut Vec<&'a Expr>) {
             _ => {}
         }
     }
-    for s in body {
-        match s {
-            Stmt::Decl(d) => {
-                if let Some(init) = &d.init {
-                    expr(init, out, 0);
-                }
-            }
-            Stmt::Expr(e) => expr(e, out, 0),
-            Stmt::If { cond, then, els } => {
-                expr(cond, out, 0);
-                calls_in(then, out);
-                calls_in(els, out);
-            }
-            Stmt::For {
-                init,
-                cond,
-                update,
-                body,
-                ..
-            } => {
-                calls_in(init, out);
-                if let Some(c) = cond {
-                    expr(c, out, 0);
-                }
-                if let Some(u) = update {
-                    expr(u, out, 0);
-                }
-                calls_in(body, out);
-            }
-            Stmt::While { cond, body, .. } => {
-                expr(cond, out, 0);
-                calls_in(body, out);
-            }
-            Stmt::Block(b) => calls_in(b, out),
-            Stmt::Return(Some(e), _) => expr(e, out, 0),
-            Stmt::Return(None, _) | Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
-        }
-    }
+    cudalint_syntax::statement_exprs(body, &mut |e| expr(e, out, 0));
 }

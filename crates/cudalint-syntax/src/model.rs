@@ -271,6 +271,46 @@ pub enum Stmt {
     Other(Span),
 }
 
+/// Every expression a list of statements holds at statement level (initialisers, expression
+/// statements, conditions, loop updates, returned values), nested statements included, in
+/// source order.
+pub fn statement_exprs<'a>(body: &'a [Stmt], f: &mut impl FnMut(&'a Expr)) {
+    for s in body {
+        match s {
+            Stmt::Decl(d) => {
+                if let Some(init) = &d.init {
+                    f(init);
+                }
+            }
+            Stmt::Expr(e) | Stmt::Return(Some(e), _) => f(e),
+            Stmt::If { cond, then, els } => {
+                f(cond);
+                statement_exprs(then, f);
+                statement_exprs(els, f);
+            }
+            Stmt::For {
+                init,
+                cond,
+                update,
+                body,
+                ..
+            } => {
+                statement_exprs(init, f);
+                for e in cond.iter().chain(update.iter()) {
+                    f(e);
+                }
+                statement_exprs(body, f);
+            }
+            Stmt::While { cond, body, .. } => {
+                f(cond);
+                statement_exprs(body, f);
+            }
+            Stmt::Block(b) => statement_exprs(b, f),
+            Stmt::Return(None, _) | Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FnKind {
     Global,

@@ -377,11 +377,15 @@ impl KernelRun<'_> {
         }
     }
 
-    /// The constant every host call of `host` passes for its parameter `index`, each evaluated
-    /// in its caller's scope (`int filter_size = 9;` in `main`, passed to the wrapper that
-    /// launches), up to a few callers deep; none when the calls pass different values or one
-    /// is not a constant.
-    fn host_param_value(&mut self, host: &Function, index: usize, depth: usize) -> Option<i64> {
+    /// What each host call of `host` passes for its parameter `index`, evaluated in its
+    /// caller's scope, up to a few callers deep; none when there are too many calls or one
+    /// passes nothing for it.
+    fn values_callers_pass(
+        &mut self,
+        host: &Function,
+        index: usize,
+        depth: usize,
+    ) -> Option<Vec<Val>> {
         const MAX_DEPTH: usize = 3;
         if depth >= MAX_DEPTH {
             return None;
@@ -390,7 +394,7 @@ impl KernelRun<'_> {
         if calls.len() > MAX_HOST_CALLS {
             return None;
         }
-        let mut value = None;
+        let mut values = Vec::new();
         for (cfile, caller, call) in calls {
             let ExprKind::Call { args, .. } = &call.kind else {
                 continue;
@@ -404,13 +408,23 @@ impl KernelRun<'_> {
             let mut needed = std::collections::HashSet::new();
             names_read(arg, &mut needed, 0);
             self.host_scope(caller, call.span.start, needed, depth + 1);
-            let v = match self.pure_rvalue(arg) {
-                Val::Int(s) => s.as_const(),
-                _ => None,
-            };
+            values.push(self.pure_rvalue(arg));
             self.scopes.truncate(base);
             self.frames.pop();
-            let v = v?;
+        }
+        Some(values)
+    }
+
+    /// The constant every host call of `host` passes for its parameter `index` (`int
+    /// filter_size = 9;` in `main`, passed to the wrapper that launches); none when the calls
+    /// pass different values or one is not a constant.
+    fn host_param_value(&mut self, host: &Function, index: usize, depth: usize) -> Option<i64> {
+        let mut value = None;
+        for v in self.values_callers_pass(host, index, depth)? {
+            let v = match v {
+                Val::Int(s) => s.as_const()?,
+                _ => return None,
+            };
             if value.is_some_and(|x| x != v) {
                 return None;
             }
@@ -423,29 +437,8 @@ impl KernelRun<'_> {
     /// `for_each(n, f)` that launches `apply<<<...>>>(n, f)`, called with `[=] __device__ (int
     /// i) {...}`), made in its caller's scope; none when calls pass different ones.
     fn host_param_lambda(&mut self, host: &Function, index: usize, depth: usize) -> Option<Val> {
-        if depth >= 3 {
-            return None;
-        }
-        let calls = self.project.host_calls_of(&host.name);
-        if calls.len() > MAX_HOST_CALLS {
-            return None;
-        }
         let mut found: Option<Val> = None;
-        for (cfile, caller, call) in calls {
-            let ExprKind::Call { args, .. } = &call.kind else {
-                continue;
-            };
-            if !host.takes(args.len()) || std::ptr::eq(caller, host) {
-                continue;
-            }
-            let arg = args.get(index)?;
-            let base = self.enter_host_caller(cfile, Vec::new());
-            let mut needed = std::collections::HashSet::new();
-            names_read(arg, &mut needed, 0);
-            self.host_scope(caller, call.span.start, needed, depth + 1);
-            let v = self.pure_rvalue(arg);
-            self.scopes.truncate(base);
-            self.frames.pop();
+        for v in self.values_callers_pass(host, index, depth)? {
             let Val::Closure(c) = v else { return None };
             if let Some(Val::Closure(f)) = &found {
                 if !std::sync::Arc::ptr_eq(&f.def, &c.def) {
@@ -723,55 +716,9 @@ pub(super) fn names_read<'a>(
         }
         // what a lambda captures: every name its body reads
         ExprKind::Lambda(l) => {
-            for s in &l.body {
-                stmt_names(s, out, d);
-            }
+            cudalint_syntax::statement_exprs(&l.body, &mut |e| names_read(e, out, d));
         }
         _ => {}
-    }
-}
-
-fn stmt_names<'a>(s: &'a Stmt, out: &mut std::collections::HashSet<&'a str>, depth: usize) {
-    if depth > 256 {
-        return;
-    }
-    let d = depth + 1;
-    let all = |body: &'a [Stmt], out: &mut std::collections::HashSet<&'a str>| {
-        for s in body {
-            stmt_names(s, out, d);
-        }
-    };
-    match s {
-        Stmt::Decl(decl) => {
-            if let Some(i) = &decl.init {
-                names_read(i, out, d);
-            }
-        }
-        Stmt::Expr(e) | Stmt::Return(Some(e), _) => names_read(e, out, d),
-        Stmt::If { cond, then, els } => {
-            names_read(cond, out, d);
-            all(then, out);
-            all(els, out);
-        }
-        Stmt::For {
-            init,
-            cond,
-            update,
-            body,
-            ..
-        } => {
-            all(init, out);
-            for e in cond.iter().chain(update.iter()) {
-                names_read(e, out, d);
-            }
-            all(body, out);
-        }
-        Stmt::While { cond, body, .. } => {
-            names_read(cond, out, d);
-            all(body, out);
-        }
-        Stmt::Block(b) => all(b, out),
-        Stmt::Return(None, _) | Stmt::Break | Stmt::Continue | Stmt::Other(_) => {}
     }
 }
 
