@@ -728,6 +728,22 @@ mod tests {
     }
 
     #[test]
+    fn a_launch_bounds_macro_continued_over_lines_is_a_specifier() {
+        // moderngpu's `#define MGPU_LAUNCH_BOUNDS(launch_box) \ __launch_bounds__(...)`
+        let src = "#define BOUNDS(lb) \\\n  __launch_bounds__(lb::nt, lb::occ)\n\
+                   struct box { static const int nt = 128, occ = 4; };\n\
+                   template <typename lb>\n__global__ BOUNDS(lb)\nvoid k(float* a) { a[threadIdx.x * 2] = 0; }\n";
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        assert!(
+            reports[0].parse_error_lines.is_empty(),
+            "{:?}",
+            reports[0].parse_error_lines
+        );
+        assert_eq!(reports[0].kernels, 1);
+        assert_eq!(reports[0].accesses.len(), 1);
+    }
+
+    #[test]
     fn structured_bindings_take_a_tuple_apart() {
         // apex's `auto [n_loop, c_loop] = nc_scheduler.get_nc();`
         let src = "#include <tuple>\n\

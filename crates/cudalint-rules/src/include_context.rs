@@ -367,6 +367,15 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
                     }
                     String::new()
                 }),
+                // `#define MGPU_LAUNCH_BOUNDS(lb) \` with `__launch_bounds__(...)` on the next
+                // line: the body, its lines joined
+                None if rest_trim[name.len()..].starts_with('(') => {
+                    let whole = continued_directive(text, rest_trim);
+                    if let Some(body) = function_like_body(&whole).filter(|b| !b.is_empty()) {
+                        out.push((format!("{name}("), Some(body.to_string()), None));
+                    }
+                    None
+                }
                 _ => None,
             };
             if value.as_deref() == Some("") && rest_trim[name.len()..].starts_with('(') {
@@ -376,6 +385,27 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
         } else if let Some(rest) = directive.strip_prefix("include") {
             if let Some(inc) = cudalint_syntax::included_name(rest) {
                 out.push((String::new(), None, Some(inc.to_string())));
+            }
+        }
+    }
+    out
+}
+
+/// A directive continued over lines, from `start` (a slice of `text`) to its last line, the
+/// backslash-newlines joined into spaces.
+fn continued_directive(text: &str, start: &str) -> String {
+    let at = (start.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    let mut out = String::new();
+    for line in text.get(at..).unwrap_or("").lines() {
+        let line = line.trim_ascii_end();
+        match line.strip_suffix('\\') {
+            Some(part) => {
+                out.push_str(part);
+                out.push(' ');
+            }
+            None => {
+                out.push_str(line);
+                break;
             }
         }
     }

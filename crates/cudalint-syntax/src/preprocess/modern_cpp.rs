@@ -27,7 +27,10 @@
 //!   those statements, `{ using T = float; launch<T>(...); }`, its leading arguments blanked;
 //! - `CUDA_KERNEL_LOOP(i, n) {` in a function body: a loop macro's invocation before a block
 //!   gets the `;` of a statement in the space before the `{`, so both parse; the analysis puts
-//!   the macro's loop back around the block (`cudalint_syntax::substitute`).
+//!   the macro's loop back around the block (`cudalint_syntax::substitute`);
+//! - `NV_IF_TARGET(NV_IS_DEVICE, (a();), (b();))`, `NV_DISPATCH_TARGET(NV_IS_HOST, (...),
+//!   NV_IS_DEVICE, (...))`: libcu++'s target dispatch keeps the code nvcc compiles for the
+//!   device (sm_90), as a block; the rest is blanked.
 
 pub(super) type Edit = (usize, usize, Option<u8>);
 
@@ -126,6 +129,9 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
     if src.contains(">>") {
         template_triple_angles(b, mask, edits);
+    }
+    if src.contains("NV_IF_") || src.contains("NV_DISPATCH_TARGET") {
+        target_dispatch(b, mask, edits);
     }
     if src.contains("= {}") || src.contains("={}") {
         braced_defaults(b, mask, edits);
@@ -314,7 +320,8 @@ fn capital_calls(b: &[u8], mask: &[bool]) -> Vec<(usize, usize, usize)> {
         if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
             continue;
         }
-        if let Some(close) = closing(b, mask, open, 1024) {
+        // (Catch2's `TEMPLATE_TEST_CASE_SIG(...)` lists its instantiations: a few KB)
+        if let Some(close) = closing(b, mask, open, 4096) {
             out.push((s, open, close));
             i = close + 1;
         }
@@ -682,12 +689,141 @@ fn sfinae_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     }
 }
 
+/// Whether device code for sm_90 takes the branch of libcu++'s target query `q`.
+fn device_takes(q: &[u8]) -> bool {
+    let q: Vec<u8> = q
+        .iter()
+        .copied()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    let q = q.as_slice();
+    let sm = |prefix: &[u8]| {
+        q.strip_prefix(prefix)
+            .and_then(|r| std::str::from_utf8(r).ok())
+            .and_then(|r| r.trim_end_matches(')').parse::<u32>().ok())
+    };
+    match q {
+        b"NV_IS_DEVICE" | b"NV_ANY_TARGET" => true,
+        b"NV_IS_HOST" | b"NV_NO_TARGET" => false,
+        _ => {
+            if let Some(v) = sm(b"NV_PROVIDES_SM_") {
+                v <= 90
+            } else if let Some(v) = sm(b"NV_IS_EXACTLY_SM_") {
+                v == 90
+            } else {
+                false
+            }
+        }
+    }
+}
+
+/// `NV_IF_TARGET(q, (a), (b))`, `NV_IF_ELSE_TARGET(q, (a), (b))` and `NV_DISPATCH_TARGET(q1,
+/// (a), q2, (b), ...)`: the branch device code takes becomes a block `{ a }`, the rest is
+/// blanked (none taken: all of it).
+fn target_dispatch(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for word in [
+        &b"NV_IF_TARGET"[..],
+        b"NV_IF_ELSE_TARGET",
+        b"NV_DISPATCH_TARGET",
+    ] {
+        for at in words(b, mask, word) {
+            let open = skip_ws(b, mask, at + word.len());
+            if b.get(open) != Some(&b'(') {
+                continue;
+            }
+            // (its arguments are statements: `;` does not end it, as it does a call)
+            let mut depth = 0usize;
+            let mut close = None;
+            for (i, &c) in b.iter().enumerate().skip(open).take(1 << 16) {
+                if !mask[i] {
+                    continue;
+                }
+                match c {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(i);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let Some(close) = close else {
+                continue;
+            };
+            // the arguments at depth one
+            let mut args = Vec::new();
+            let (mut depth, mut start) = (0usize, open + 1);
+            for i in open + 1..close {
+                if !mask[i] {
+                    continue;
+                }
+                match b[i] {
+                    b'(' | b'[' | b'{' => depth += 1,
+                    b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                    b',' if depth == 0 => {
+                        args.push((start, i));
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            args.push((start, close));
+            let trim = |(s, e): (usize, usize)| {
+                let s = skip_ws(b, mask, s);
+                let mut e = e;
+                while e > s && b[e - 1].is_ascii_whitespace() {
+                    e -= 1;
+                }
+                (s, e)
+            };
+            let args: Vec<(usize, usize)> = args.into_iter().map(trim).collect();
+            // which code argument is kept
+            let kept = if word == b"NV_DISPATCH_TARGET" {
+                args.chunks(2)
+                    .find(|p| p.len() == 2 && device_takes(&b[p[0].0..p[0].1]))
+                    .map(|p| p[1])
+            } else {
+                match (args.first(), args.get(1), args.get(2)) {
+                    (Some(q), Some(a), _) if device_takes(&b[q.0..q.1]) => Some(*a),
+                    (Some(_), _, Some(e)) => Some(*e),
+                    _ => None,
+                }
+            };
+            let kept = kept.filter(|(s, e)| e > s && b[*s] == b'(' && b[*e - 1] == b')');
+            match kept {
+                Some((s, e)) => {
+                    edits.push((at, s, None));
+                    edits.push((s, s + 1, Some(b'{')));
+                    edits.push((e - 1, e, Some(b'}')));
+                    edits.push((e, close + 1, None));
+                }
+                None => edits.push((at, close + 1, None)),
+            }
+        }
+    }
+}
+
+/// Whether byte `p` is on a preprocessor directive's line.
+fn on_directive_line(b: &[u8], p: usize) -> bool {
+    let start = b[..p]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |x| x + 1);
+    b[start..p].trim_ascii_start().starts_with(b"#")
+}
+
 fn test_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
     for (s, open, close) in capital_calls(b, mask) {
         let body = skip_ws(b, mask, close + 1);
         let has_string = b[open..close].contains(&b'"');
-        let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
+        // (after a directive line: `#include <catch2/catch_test_macros.hpp>` then the first
+        // test)
+        let at_statement = before(b, mask, s)
+            .is_none_or(|p| matches!(b[p], b';' | b'{' | b'}') || on_directive_line(b, p));
         if b.get(body) != Some(&b'{') || !has_string || !at_statement {
             continue;
         }
@@ -821,6 +957,29 @@ mod tests {
         );
         let kept = "friend class B; x = f.operator()(1); bool operator<(A a) const; fn.template operator()<0>();";
         assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn target_dispatch_keeps_the_device_branch() {
+        let src = "void f() {\n  NV_DISPATCH_TARGET(\n    NV_IS_HOST, (check(a);),\n    NV_IS_DEVICE, (if (a) { x[i] = 0; }))\n  NV_IF_TARGET(NV_PROVIDES_SM_80, (y[i] = 1;), (y[i] = 2;));\n  NV_IF_ELSE_TARGET(NV_IS_HOST, (h();), (z[i] = 3;))\n}";
+        let out = rewrite(src);
+        assert!(!out.contains("check") && !out.contains("h()"), "{out}");
+        assert!(out.contains("{if (a) { x[i] = 0; }}"), "{out}");
+        assert!(
+            out.contains("{y[i] = 1;}") && !out.contains("y[i] = 2"),
+            "{out}"
+        );
+        assert!(out.contains("{z[i] = 3;}"), "{out}");
+        let parsed = crate::parse(&format!("__device__ {src}")).unwrap();
+        assert!(parsed.model.error_regions.is_empty(), "{out}");
+    }
+
+    #[test]
+    fn a_test_block_after_an_include_line_is_one_too() {
+        let src =
+            "#include <catch2/catch_test_macros.hpp>\n\nTEST_CASE(\"Size\", \"\")\n{\n  f();\n}\n";
+        let out = rewrite(src);
+        assert!(out.contains("void _()"), "{out}");
     }
 
     #[test]
