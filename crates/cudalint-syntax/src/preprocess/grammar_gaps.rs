@@ -294,6 +294,7 @@ fn undefined_specifier_macros(
             b[p..at].contains(&b'\n') && b[line_start..p].trim_ascii_start().starts_with(b"#");
         let statement_start = matches!(before, None | Some(b';' | b'{' | b'}'))
             || after_directive
+            || (before == Some(b'>') && ends_a_template_head(b, p - 1))
             || (before == Some(b':') && ends_with_access_specifier(&b[..p - 1]));
         let after_class = b[..p].ends_with(b"class") || b[..p].ends_with(b"struct");
         // between a kernel's `void` and its name: `__global__ void LAUNCH_BOUNDS k(...)`
@@ -341,6 +342,25 @@ fn undefined_specifier_macros(
             edits.push((at, end, None));
         }
     }
+}
+
+/// Whether the `>` at `close` ends a template head (`template <typename real_t>`).
+fn ends_a_template_head(b: &[u8], close: usize) -> bool {
+    let mut depth = 0usize;
+    for i in (close.saturating_sub(512)..=close).rev() {
+        match b[i] {
+            b'>' => depth += 1,
+            b'<' => {
+                depth -= 1;
+                if depth == 0 {
+                    return b[..i].trim_ascii_end().ends_with(b"template");
+                }
+            }
+            b';' | b'{' | b'}' => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether the `)` at `close` ends the parameter list of a function declared with a type
@@ -829,6 +849,8 @@ mod tests {
             "#include \"x.h\"",
             "API_CALL int f(int a);",
             "__global__ void KERNEL_BOUNDS k(float* a) {}",
+            "template <typename T>",
+            "HOST_DEVICE T f(T x) { return x; }",
         ]
         .join("\n");
         let out = rewrite(&src);
@@ -849,6 +871,8 @@ mod tests {
                 "#include \"x.h\"",
                 "int f(int a);",
                 "__global__ void               k(float* a) {}",
+                "template <typename T>",
+                "T f(T x) { return x; }",
             ]
         );
     }

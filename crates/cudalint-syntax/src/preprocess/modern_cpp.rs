@@ -115,6 +115,9 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     if src.contains("__device__") || src.contains("__host__") {
         lambda_specifiers(b, mask, edits);
     }
+    if src.contains("] ") {
+        lambda_specifier_macros(b, mask, edits);
+    }
     if src.contains("typename") {
         typename_casts(b, mask, edits);
     }
@@ -558,6 +561,54 @@ fn lambda_specifiers(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     }
 }
 
+/// `[=] MGPU_DEVICE(int index) {...}` where the header defining the macro is not read: a
+/// capitals name between a lambda's capture and its parameters or body can only be a
+/// specifier macro, and is blanked. A capture is a `[...]` where an expression starts (after
+/// `(`, `,`, `=`, `{`, `;` or `return`).
+fn lambda_specifier_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for close in (0..b.len()).filter(|&i| mask[i] && b[i] == b']') {
+        let w = skip_ws(b, mask, close + 1);
+        let mut e = w;
+        while e < b.len() && is_word(b[e]) {
+            e += 1;
+        }
+        if e == w || !capitals(&b[w..e]) || !matches!(b.get(skip_ws(b, mask, e)), Some(b'(' | b'{'))
+        {
+            continue;
+        }
+        // the capture's `[`, at most a few hundred bytes back, and what comes before it
+        let mut depth = 0usize;
+        let mut open = None;
+        for i in (close.saturating_sub(256)..=close).rev() {
+            if !mask[i] {
+                continue;
+            }
+            match b[i] {
+                b']' => depth += 1,
+                b'[' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        open = Some(i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let starts_expression = match before(b, mask, open) {
+            None => false,
+            Some(p) => {
+                matches!(b[p], b'(' | b',' | b'=' | b'{' | b';')
+                    || (b[p] == b'n' && word_before(b, p + 1) == b"return")
+            }
+        };
+        if starts_expression {
+            edits.push((w, e, None));
+        }
+    }
+}
+
 fn typename_casts(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     for at in words(b, mask, b"typename") {
         // a qualified name, template arguments allowed
@@ -865,6 +916,17 @@ mod tests {
             "f(n, [out=p]            (size_t i) { out[i] = 0; }, []                    (int a) {});"
         );
         let kept = "a[i] = 1; __device__ int x; int b[4] __device__;";
+        assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
+    fn specifier_macros_of_lambdas_defined_nowhere_are_blanked() {
+        assert_eq!(
+            rewrite("auto k = [=] MGPU_DEVICE(int i) { out[i] = 0; }; f(n, [] HD { g(); });"),
+            "auto k = [=]            (int i) { out[i] = 0; }; f(n, []    { g(); });"
+        );
+        // a subscript before a macro call is no capture
+        let kept = "x = a[i] + B(3); int v[N] ALIGN(16);";
         assert_eq!(rewrite(kept), kept);
     }
 
