@@ -676,6 +676,16 @@ mod tests {
         assert_eq!(codes(src), vec!["CL201"]);
     }
 
+    fn assert_no_unknown(report: &FileReport) {
+        let unknown: Vec<_> = report
+            .accesses
+            .iter()
+            .filter(|a| a.class == "unknown")
+            .map(|a| (a.line, a.reason.clone()))
+            .collect();
+        assert!(unknown.is_empty(), "{unknown:?}");
+    }
+
     #[test]
     fn a_template_value_only_a_host_template_passes_is_a_runtime_value() {
         // OpenCV's stereoKernel<RADIUS>, launched from kernel_caller<RADIUS>, which only a
@@ -692,13 +702,7 @@ mod tests {
                    typedef void (*caller_t)(const float*, float*, int);\n\
                    static const caller_t callers[] = {caller<1>, caller<2>, caller<3>};\n";
         let reports = check(&[Input::new("t.cu", src)], &Settings::default());
-        let unknown: Vec<_> = reports[0]
-            .accesses
-            .iter()
-            .filter(|a| a.class == "unknown")
-            .map(|a| (a.line, a.reason.clone()))
-            .collect();
-        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_no_unknown(&reports[0]);
         assert_eq!(reports[0].accesses[0].block, [128, 1, 1]);
     }
 
@@ -716,13 +720,7 @@ mod tests {
                    };\n\
                    launch(m);\n}\n";
         let reports = check(&[Input::new("t.cu", src)], &Settings::default());
-        let unknown: Vec<_> = reports[0]
-            .accesses
-            .iter()
-            .filter(|a| a.class == "unknown")
-            .map(|a| (a.line, a.reason.clone()))
-            .collect();
-        assert!(unknown.is_empty(), "{unknown:?}");
+        assert_no_unknown(&reports[0]);
         // the lambda's own declaration gives the block
         assert_eq!(reports[0].accesses[0].block, [128, 1, 1]);
     }

@@ -100,6 +100,44 @@ fn closing(b: &[u8], mask: &[bool], open: usize, limit: usize) -> Option<usize> 
     None
 }
 
+/// The bracket paired with the one at `at`: forward from `(` or `[`, back from `)` or `]`,
+/// within `limit` bytes, through anything but unbalanced brackets of its kind (`;` included,
+/// unlike [`closing`]).
+fn partner(b: &[u8], mask: &[bool], at: usize, limit: usize) -> Option<usize> {
+    let (open, close, forward) = match b.get(at)? {
+        b'(' => (b'(', b')', true),
+        b'[' => (b'[', b']', true),
+        b')' => (b'(', b')', false),
+        b']' => (b'[', b']', false),
+        _ => return None,
+    };
+    let (inner, outer) = if forward {
+        (open, close)
+    } else {
+        (close, open)
+    };
+    let order: Box<dyn Iterator<Item = usize>> = if forward {
+        Box::new(at..b.len().min(at.saturating_add(limit)))
+    } else {
+        Box::new((at.saturating_sub(limit)..=at).rev())
+    };
+    let mut depth = 0usize;
+    for i in order {
+        if !mask[i] {
+            continue;
+        }
+        if b[i] == inner {
+            depth += 1;
+        } else if b[i] == outer {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
 /// Every whole-word occurrence of `word` in code.
 fn words<'a>(b: &'a [u8], mask: &'a [bool], word: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
     let n = word.len();
@@ -577,25 +615,9 @@ fn lambda_specifier_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
             continue;
         }
         // the capture's `[`, at most a few hundred bytes back, and what comes before it
-        let mut depth = 0usize;
-        let mut open = None;
-        for i in (close.saturating_sub(256)..=close).rev() {
-            if !mask[i] {
-                continue;
-            }
-            match b[i] {
-                b']' => depth += 1,
-                b'[' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        open = Some(i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(open) = open else { continue };
+        let Some(open) = partner(b, mask, close, 256) else {
+            continue;
+        };
         let starts_expression = match before(b, mask, open) {
             None => false,
             Some(p) => {
@@ -783,25 +805,7 @@ fn target_dispatch(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
                 continue;
             }
             // (its arguments are statements: `;` does not end it, as it does a call)
-            let mut depth = 0usize;
-            let mut close = None;
-            for (i, &c) in b.iter().enumerate().skip(open).take(1 << 16) {
-                if !mask[i] {
-                    continue;
-                }
-                match c {
-                    b'(' => depth += 1,
-                    b')' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            close = Some(i);
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let Some(close) = close else {
+            let Some(close) = partner(b, mask, open, 1 << 16) else {
                 continue;
             };
             // the arguments at depth one
