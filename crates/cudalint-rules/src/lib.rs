@@ -12,6 +12,7 @@ pub mod impact;
 mod include_context;
 pub mod incremental;
 mod kernel_cache;
+mod project_headers;
 mod relocate;
 pub mod rules;
 pub mod suppress;

@@ -138,7 +138,8 @@ const ANCESTORS: usize = 4;
 /// searched: the file's own folder (quoted only), the include directories (`-I`, then the
 /// file's cudalint.toml `include-dirs`, then its compile command's `-I` and `-isystem`), then
 /// the folders above the file's and their `include/` folders. An angled include found
-/// nowhere there is a system header.
+/// nowhere there is a system header; a quoted one is looked for last in the checked files'
+/// tree (`ProjectHeaders`).
 fn include_candidates(
     dir: &Path,
     inc: &str,
@@ -193,6 +194,12 @@ fn add_included(
     let mut own: Vec<bool> = inputs.iter().map(|i| i.compile.is_some()).collect();
     // the files of a folder include the same headers: each is looked for once
     let mut looked: HashMap<LookupKey, Option<(PathBuf, FileId)>> = HashMap::new();
+    let mut project = crate::project_headers::ProjectHeaders::new(
+        inputs
+            .iter()
+            .filter(|i| !i.context)
+            .map(|i| i.path.as_str()),
+    );
     let mut queue: std::collections::VecDeque<usize> = (0..inputs.len()).collect();
     let mut added = 0;
     while let Some(i) = queue.pop_front() {
@@ -231,6 +238,15 @@ fn add_included(
                     include_candidates(&dir, &inc, angled, include_dirs, config_dirs, command_dirs)
                         .into_iter()
                         .find_map(|c| Some((c.clone(), file_id(&c)?)))
+                        .or_else(|| {
+                            // the build's `-I` this run does not have: the project's own
+                            // header of that name, for a quoted include
+                            if angled {
+                                return None;
+                            }
+                            let c = project.find(&dir, &inc)?;
+                            Some((c.clone(), file_id(&c)?))
+                        })
                 })
                 .clone();
             let Some((candidate, canon)) = found else {
