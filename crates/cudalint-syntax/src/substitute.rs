@@ -11,20 +11,34 @@ use crate::model::*;
 /// body; `None` when `def` is not a loop macro of that arity.
 pub fn expand_loop_macro(def: &Define, args: &[Expr], body: Vec<Stmt>) -> Option<Stmt> {
     let mut s = substituted(def, args)?;
-    match &mut s {
-        Stmt::For { body: b, .. } | Stmt::While { body: b, .. } if b.is_empty() => *b = body,
-        _ => return None,
-    }
+    *open_body(&mut s)? = body;
     Some(s)
+}
+
+/// The body a loop head without one leaves open: the loop's, or where loops nest (mmcv's
+/// `#define CUDA_2D_KERNEL_LOOP(i, n, j, m) for (...) for (...)`) the innermost's.
+fn open_body(s: &mut Stmt) -> Option<&mut Vec<Stmt>> {
+    match s {
+        Stmt::For { body, .. } | Stmt::While { body, .. } => {
+            if body.is_empty() {
+                return Some(body);
+            }
+            match body.as_mut_slice() {
+                [inner @ (Stmt::For { .. } | Stmt::While { .. })] => open_body(inner),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
 }
 
 /// The statement `def` stands for (a block, `do ... while (0)`, a loop with its body) with
 /// `args` in place of its parameters; `None` for a loop head without a body, or another arity.
 pub fn expand_statement_macro(def: &Define, args: &[Expr]) -> Option<Stmt> {
-    let s = substituted(def, args)?;
-    match &s {
-        Stmt::For { body, .. } | Stmt::While { body, .. } if body.is_empty() => None,
-        _ => Some(s),
+    let mut s = substituted(def, args)?;
+    match open_body(&mut s) {
+        Some(_) => None,
+        None => Some(s),
     }
 }
 

@@ -145,7 +145,8 @@ impl<'s> Lowerer<'s> {
         let mut base = self.type_of(t, Some(n));
         // `__shared__ union { float2 a[N][V]; struct { ... } b; } smem;`: the type defined in
         // the declaration is a struct of the model, an unnamed one named after its object
-        // (not its offset: an edit above it must leave the lowered item as it was)
+        // and its function (not its offset: an edit above it must leave the lowered item as it
+        // was)
         if matches!(
             t.kind(),
             "struct_specifier" | "class_specifier" | "union_specifier"
@@ -157,7 +158,12 @@ impl<'s> Lowerer<'s> {
                     .and_then(|d| self.declarator_parts(d).0)
                     .map(|x| self.text(x).to_string())
                     .unwrap_or_default();
-                base.name = format!("<anonymous {object}>");
+                // two kernels of a file each declaring `__shared__ struct { ... } shmem;`
+                // (cuSZ's) are two types: the function's name tells them apart
+                base.name = match self.current_fn {
+                    Some(f) => format!("<anonymous {object} in {}>", self.model.functions[f].name),
+                    None => format!("<anonymous {object}>"),
+                };
             }
             self.struct_def(t, Some(base.name.clone()));
         }

@@ -80,7 +80,22 @@ impl<'s> Lowerer<'s> {
         });
         let value = n.child_by_field_id(fid().value.get());
         let body = value.and_then(|v| {
-            let text = self.text(v);
+            // `#define xor4_32(a,b,c,d) ((a ^ b) ^ (c ^ d));` (ccminer): used as `y0 =
+            // xor4_32(...);`, the `;` only ends the statement early; the body is the expression
+            let raw = self.text(v);
+            let trimmed = raw.trim_end();
+            let single_end = trimmed.ends_with(';') && raw.matches(';').count() == 1;
+            let owned;
+            let text = if single_end {
+                owned = format!(
+                    "{} {}",
+                    &trimmed[..trimmed.len() - 1],
+                    &raw[trimmed.len()..]
+                );
+                owned.as_str()
+            } else {
+                raw
+            };
             match &params {
                 Some(params) => {
                     let text = unparenthesize_params(text, params);

@@ -114,7 +114,9 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
             let (_, words) = words_end(b, next);
             let instantiation = matches!(words.first(), Some(&"class" | &"struct"))
                 || (words.len() >= 2 && b.get(next) != Some(&b'<'));
-            if !instantiation || b.get(next) == Some(&b'<') {
+            // a macro's body (`#define INST(T) template void f(T*)`, then `INST(float);`) is
+            // not one: its `;` is the invocation's
+            if !instantiation || b.get(next) == Some(&b'<') || in_directive(b, at) {
                 continue;
             }
             // up to the `;` on the same statement, with no body on the way
@@ -216,6 +218,26 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Whether `at` is in a preprocessor directive: its logical line (joined at backslash-newlines)
+/// starts with `#`.
+fn in_directive(b: &[u8], at: usize) -> bool {
+    let mut start = at;
+    loop {
+        let Some(nl) = b[..start].iter().rposition(|&c| c == b'\n') else {
+            start = 0;
+            break;
+        };
+        let before = b[..nl].strip_suffix(b"\r").unwrap_or(&b[..nl]);
+        if before.last() == Some(&b'\\') {
+            start = nl;
+            continue;
+        }
+        start = nl + 1;
+        break;
+    }
+    b[start..at].trim_ascii_start().first() == Some(&b'#')
 }
 
 /// The `}` that closes the `{` at `open`, in code, within 64 KB.
@@ -916,6 +938,12 @@ mod tests {
         );
         let lines: Vec<&str> = out.lines().map(str::trim).collect();
         assert_eq!(lines, ["", "", "template <class T> class R;"]);
+        // one in a macro's body is the macro's (FasterTransformer's INSTANTIATE_... macros):
+        // the invocation after it stays, its type argument made a value
+        let src = "#define INST(T) \\\n    template void f(T* out)\nINST(float);\n";
+        let out = rewrite(src);
+        assert!(out.contains("template void f(T* out)"), "{out}");
+        assert!(out.contains("INST(0    );"), "{out}");
     }
 
     #[test]
