@@ -110,6 +110,16 @@ fn node(kind: SymKind) -> Sym {
         ),
     };
     if size > MAX_SYM_SIZE {
+        // made of values read per lane (a hash's rounds over its state: ccminer's lookups),
+        // it is one of them: it differs per lane as they do, unknowably
+        if data && lane {
+            return Rc::new(SymNode {
+                kind: SymKind::Data("a value computed from memory, too large to follow".into()),
+                size: 1,
+                lane_varying: true,
+                data: true,
+            });
+        }
         return unknown("index expression too large to evaluate");
     }
     Rc::new(SymNode {

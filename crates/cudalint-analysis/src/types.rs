@@ -126,6 +126,51 @@ pub fn struct_named<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a Struc
     })
 }
 
+/// What a template instance binds in a struct's members: their types (`ProbT beta[NV]` in a
+/// kernel of `ProbT`) and the names in their array lengths (`Data data[BLOCK]` in a struct a
+/// template kernel declares: cuSZ's `__shared__ struct { union { uint8_t
+/// raw[BLOCK * sizeof(Data)]; Data data[BLOCK]; } space; } shmem;`).
+pub struct Bind<'a> {
+    pub ty: &'a dyn Fn(&TypeRef) -> TypeRef,
+    pub value: &'a dyn Fn(&str) -> Option<i64>,
+    /// The layout to assume for a member's type that is not known (a type the kernel's
+    /// template leaves open: cuSZ's `T data[9][9][33]` with `using T = typename
+    /// std::remove_pointer<TITER>::type`), if any.
+    pub unknown: &'a dyn Fn(&str) -> Option<Layout>,
+}
+
+fn same_type(t: &TypeRef) -> TypeRef {
+    t.clone()
+}
+
+fn no_value(_: &str) -> Option<i64> {
+    None
+}
+
+fn no_layout(_: &str) -> Option<Layout> {
+    None
+}
+
+/// Nothing bound: the members as written.
+pub const UNBOUND: Bind<'static> = Bind {
+    ty: &same_type,
+    value: &no_value,
+    unknown: &no_layout,
+};
+
+impl Bind<'_> {
+    /// The binding a member's struct type is laid out with: an unnamed struct defined in
+    /// this one's body (`<anonymous ...>`) sees the same template parameters; a struct of its
+    /// own name is laid out as it is written.
+    fn for_member(&self, member: &str) -> &Self {
+        if member.contains("<anonymous") {
+            self
+        } else {
+            &UNBOUND
+        }
+    }
+}
+
 /// Resolves a type's layout: pointers, built-ins, typedefs and structs of the file.
 pub fn layout(ty: &TypeRef, files: &[&FileModel]) -> Option<Layout> {
     if ty.pointer_depth > 0 {
@@ -135,6 +180,10 @@ pub fn layout(ty: &TypeRef, files: &[&FileModel]) -> Option<Layout> {
 }
 
 pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<Layout> {
+    layout_bound(name, files, &UNBOUND, depth)
+}
+
+fn layout_bound(name: &str, files: &[&FileModel], bind: &Bind, depth: usize) -> Option<Layout> {
     if depth > 16 {
         return None;
     }
@@ -150,26 +199,31 @@ pub fn layout_named(name: &str, files: &[&FileModel], depth: usize) -> Option<La
         }
         return layout_named(&t.name, files, depth + 1);
     }
-    struct_layout(struct_named(bare, files)?, files, &|t| t.clone(), depth)
+    struct_layout(
+        struct_named(bare, files)?,
+        files,
+        bind.for_member(bare),
+        depth,
+    )
 }
 
-/// The layout of `def` with its members' types put through `resolve` first.
+/// The layout of `def` with its members put through `bind` first.
 fn struct_layout(
     def: &StructDef,
     files: &[&FileModel],
-    resolve: &dyn Fn(&TypeRef) -> TypeRef,
+    bind: &Bind,
     depth: usize,
 ) -> Option<Layout> {
     let mut offset = 0i64;
     let mut align = 1i64;
     for field in &def.fields {
-        let ty = resolve(&field.ty);
+        let ty = (bind.ty)(&field.ty);
         let fl = if ty.pointer_depth > 0 {
             POINTER
         } else {
-            layout_named(&ty.name, files, depth + 1)?
+            layout_bound(&ty.name, files, bind, depth + 1).or_else(|| (bind.unknown)(&ty.name))?
         };
-        let count = element_count(field, files)?;
+        let count = element_count(field, files, bind)?;
         offset = if def.is_union {
             offset.max(fl.size * count)
         } else {
@@ -180,14 +234,10 @@ fn struct_layout(
     Some(l(round_up(offset.max(1), align), align))
 }
 
-/// The layout of struct `def_name` with its members' types put through `resolve` first (a
-/// template struct's instance: `MatrixElement<double>` with `Real` bound to `double`).
-pub fn layout_of_template(
-    def_name: &str,
-    files: &[&FileModel],
-    resolve: &dyn Fn(&TypeRef) -> TypeRef,
-) -> Option<Layout> {
-    struct_layout(struct_named(def_name, files)?, files, resolve, 0)
+/// The layout of struct `def_name` with its members put through `bind` first (a template
+/// struct's instance: `MatrixElement<double>` with `Real` bound to `double`).
+pub fn layout_of_template(def_name: &str, files: &[&FileModel], bind: &Bind) -> Option<Layout> {
+    struct_layout(struct_named(def_name, files)?, files, bind, 0)
 }
 
 /// The bytes of a value of `ty` that hold nothing (padding between members and after the
@@ -229,7 +279,7 @@ pub fn padding(ty: &TypeRef, files: &[&FileModel]) -> Vec<(i64, i64)> {
         }) else {
             return Vec::new();
         };
-        let Some(count) = element_count(field, files) else {
+        let Some(count) = element_count(field, files, &UNBOUND) else {
             return Vec::new();
         };
         let at = round_up(end, fl.align);
@@ -344,34 +394,28 @@ pub fn field(
         if builtin(&full).is_some() {
             return self::field(&full, field, files);
         }
-        return field_in(&full, field, files, &TypeRef::clone, 0);
+        return field_in(&full, field, files, &UNBOUND, 0);
     }
-    field_in(bare, field, files, &TypeRef::clone, 0)
+    field_in(bare, field, files, &UNBOUND, 0)
 }
 
-/// [`field`] of a struct whose members' types a template gives (`union TempStorage { ProbT
-/// beta[NV]; int result[NV]; }` in a kernel of `ProbT`): each member's type is first what
-/// `resolve` makes of it (the template arguments a call binds).
+/// [`field`] of a struct whose members a template gives (`union TempStorage { ProbT
+/// beta[NV]; int result[NV]; }` in a kernel of `ProbT`): each member's type and array length
+/// are first what `bind` makes of them (the template arguments a call binds).
 pub fn field_of_template(
     struct_name: &str,
     field: &str,
     files: &[&FileModel],
-    resolve: &dyn Fn(&TypeRef) -> TypeRef,
+    bind: &Bind,
 ) -> Option<(i64, Layout, TypeRef)> {
-    field_in(
-        &through_typedefs(struct_name, files),
-        field,
-        files,
-        resolve,
-        0,
-    )
+    field_in(&through_typedefs(struct_name, files), field, files, bind, 0)
 }
 
 fn field_in(
     struct_name: &str,
     field: &str,
     files: &[&FileModel],
-    resolve: &dyn Fn(&TypeRef) -> TypeRef,
+    bind: &Bind,
     depth: usize,
 ) -> Option<(i64, Layout, TypeRef)> {
     if depth > 16 {
@@ -380,11 +424,11 @@ fn field_in(
     let def = struct_named(struct_name, files)?;
     let mut offset = 0i64;
     for fd in &def.fields {
-        let ty = resolve(&fd.ty);
+        let ty = (bind.ty)(&fd.ty);
         let fl = if ty.pointer_depth > 0 {
             POINTER
         } else {
-            layout_named(&ty.name, files, 1)?
+            layout_bound(&ty.name, files, bind, 1).or_else(|| (bind.unknown)(&ty.name))?
         };
         let at = if def.is_union {
             0
@@ -395,7 +439,9 @@ fn field_in(
             name if name == field => return Some((at, fl, ty)),
             // an anonymous member's fields are this struct's
             "" if ty.pointer_depth == 0 => {
-                if let Some(found) = field_in(&ty.name, field, files, resolve, depth + 1) {
+                if let Some(found) =
+                    field_in(&ty.name, field, files, bind.for_member(&ty.name), depth + 1)
+                {
                     let (inner, l, t) = found;
                     return Some((at + inner, l, t));
                 }
@@ -405,7 +451,7 @@ fn field_in(
         // a union's members all start at 0: the sizes of the others do not matter
         // (`union Storage { int scan[NT]; int indices[NV]; }` in a template)
         if !def.is_union {
-            let count = element_count(fd, files)?;
+            let count = element_count(fd, files, bind)?;
             offset = at + fl.size * count;
         }
     }
@@ -413,13 +459,13 @@ fn field_in(
 }
 
 /// How many elements a member holds: 1, or the product of its array dimensions.
-fn element_count(fd: &cudalint_syntax::FieldDef, files: &[&FileModel]) -> Option<i64> {
+fn element_count(fd: &cudalint_syntax::FieldDef, files: &[&FileModel], bind: &Bind) -> Option<i64> {
     let Some(first) = &fd.array_len else {
         return Some(1);
     };
-    let mut n = array_len(first, files, 0)?;
+    let mut n = array_len(first, files, bind, 0)?;
     for d in &fd.inner_dims {
-        n *= array_len(d, files, 0)?;
+        n *= array_len(d, files, bind, 0)?;
     }
     Some(n)
 }
@@ -445,25 +491,49 @@ pub fn field_dims(struct_name: &str, field: &str, files: &[&FileModel]) -> Vec<i
     let inner = fd
         .inner_dims
         .iter()
-        .map(|d| array_len(d, files, 0))
+        .map(|d| array_len(d, files, &UNBOUND, 0))
         .collect::<Option<Vec<i64>>>();
     match inner {
-        Some(inner) => std::iter::once(array_len(first, files, 0).unwrap_or(0))
+        Some(inner) => std::iter::once(array_len(first, files, &UNBOUND, 0).unwrap_or(0))
             .chain(inner)
             .collect(),
         None => Vec::new(),
     }
 }
 
-/// A field's array length: a constant expression over integers and object-like macros of
-/// the files (rodinia's `int keys[DEFAULT_ORDER + 1]`).
-fn array_len(e: &cudalint_syntax::Expr, files: &[&FileModel], depth: usize) -> Option<i64> {
+/// A field's array length: a constant expression over integers, object-like macros of the
+/// files (rodinia's `int keys[DEFAULT_ORDER + 1]`), the template values `bind` gives and the
+/// sizes of types.
+fn array_len(
+    e: &cudalint_syntax::Expr,
+    files: &[&FileModel],
+    bind: &Bind,
+    depth: usize,
+) -> Option<i64> {
     use cudalint_syntax::{BinOp, ExprKind};
     if depth > 16 {
         return None;
     }
     match &e.kind {
         ExprKind::Int(n) => Some(*n),
+        // `sizeof(Data)` with `Data` a template's type parses either way
+        ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => {
+            let t = match &e.kind {
+                ExprKind::SizeofType(t) => t.clone(),
+                ExprKind::SizeofExpr(x) => match &x.kind {
+                    ExprKind::Ident(name) => TypeRef::named(name),
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            let t = (bind.ty)(&t);
+            if t.pointer_depth > 0 {
+                return Some(POINTER.size);
+            }
+            let known = layout_named(&t.name, files, depth + 1);
+            Some(known.or_else(|| (bind.unknown)(&t.name))?.size)
+        }
+        ExprKind::Ident(name) if (bind.value)(name).is_some() => (bind.value)(name),
         ExprKind::Ident(name) => {
             // a macro, or a constant at file scope (GPUMD's `const int NUM_ELEMENTS = 94;`)
             let body = files.iter().find_map(|f| {
@@ -483,12 +553,12 @@ fn array_len(e: &cudalint_syntax::Expr, files: &[&FileModel], depth: usize) -> O
                         .and_then(|d| d.init.as_ref())
                 })
             })?;
-            array_len(body, files, depth + 1)
+            array_len(body, files, bind, depth + 1)
         }
         ExprKind::Binary { op, lhs, rhs } => {
             let (a, b) = (
-                array_len(lhs, files, depth + 1)?,
-                array_len(rhs, files, depth + 1)?,
+                array_len(lhs, files, bind, depth + 1)?,
+                array_len(rhs, files, bind, depth + 1)?,
             );
             match op {
                 BinOp::Add => a.checked_add(b),

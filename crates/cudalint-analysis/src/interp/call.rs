@@ -142,9 +142,50 @@ impl KernelRun<'_> {
             };
             return self.expand_macro(params, body, argv, (file, span));
         }
+        // a caller's local the callee takes by reference (`int& y_low`) or by address
+        // (`decompose_3dim(idx, d1, d2, &b, &s, &d)` with `int* id0`), not in memory
+        let by_address = args.iter().any(|a| {
+            matches!(&a.kind, ExprKind::Unary { op: cudalint_syntax::UnOp::AddrOf, arg }
+                if matches!(arg.kind, ExprKind::Ident(_)))
+        });
+        self.next_local_refs = if refs.is_empty() && !by_address {
+            Vec::new()
+        } else {
+            args.iter()
+                .enumerate()
+                .map(
+                    |(i, a)| match (&a.kind, refs.get(i).and_then(|p| p.as_ref())) {
+                        (ExprKind::Ident(n), None)
+                            if self.lookup_local(n).is_some()
+                                && self.reference_place(n).is_none() =>
+                        {
+                            Some(Rc::from(n.as_str()))
+                        }
+                        (
+                            ExprKind::Unary {
+                                op: cudalint_syntax::UnOp::AddrOf,
+                                arg,
+                            },
+                            None,
+                        ) => match &arg.kind {
+                            ExprKind::Ident(n)
+                                if self.lookup_local(n).is_some_and(|v| {
+                                    matches!(v, Val::Int(_) | Val::Unknown(_))
+                                }) =>
+                            {
+                                Some(Rc::from(n.as_str()))
+                            }
+                            _ => None,
+                        },
+                        _ => None,
+                    },
+                )
+                .collect()
+        };
         self.next_refs = refs;
         let called = self.device_call(callee, name, targs, argv, span);
         self.next_refs.clear();
+        self.next_local_refs.clear();
         let argv = match called {
             Ok(v) => return v,
             Err(argv) => argv,
@@ -413,6 +454,15 @@ impl KernelRun<'_> {
                     .flatten()
                     .unwrap_or_else(|| function_of(n, &argv, true))
             }
+            // rounding a floating-point value: an integer's own value where the argument is
+            // one (`ceilf(n)`), else a function of what the value was made of
+            n if ROUNDING.contains(&n) && args.len() == 1 => {
+                let v = self.rvalue(&args[0]);
+                match &v {
+                    Val::Int(s) if !s.data => v,
+                    _ => function_of(n, &[v], true),
+                }
+            }
             "__builtin_assume_aligned" if !args.is_empty() => {
                 for a in &args[1..] {
                     self.rvalue(a);
@@ -570,6 +620,16 @@ impl KernelRun<'_> {
         }
         let member_of = f.owner.as_ref().and(owner);
         let template = self.callee_template(f, member_of.as_deref(), targs, &argv);
+        // the caller's locals given by reference or address, with their values before the call
+        let locals: Vec<Option<(Rc<str>, Option<Val>)>> = std::mem::take(&mut self.next_local_refs)
+            .into_iter()
+            .map(|l| {
+                l.map(|n| {
+                    let v = self.lookup_local(&n).cloned();
+                    (n, v)
+                })
+            })
+            .collect();
         // the call is in the caller's file (or at the use of the macro it is written in)
         let site = self.loc(span);
         self.frames.push(Frame {
@@ -578,6 +638,7 @@ impl KernelRun<'_> {
             ret: None,
             returns: Returns::default(),
             refs: Vec::new(),
+            local_refs: Vec::new(),
             template,
             owner: member_of,
             this,
@@ -585,12 +646,39 @@ impl KernelRun<'_> {
         self.scopes.push(Vec::new());
         let given = argv.len();
         let places = std::mem::take(&mut self.next_refs);
-        for (p, place) in f.params.iter().zip(places) {
-            if let (true, false, Some(place)) = (p.is_reference, p.ty.is_const, place) {
+        let mut written_back: Vec<(Rc<str>, Rc<str>)> = Vec::new();
+        for (i, p) in f.params.iter().enumerate() {
+            let place = places.get(i).cloned().flatten();
+            if !p.is_reference || p.ty.is_const {
+                continue;
+            }
+            if let Some(place) = place {
                 if let Some(fr) = self.frames.last_mut() {
                     fr.refs.push((p.name.as_str().into(), place));
                 }
+            } else if let Some(Some((local, _))) = locals.get(i) {
+                let param: Rc<str> = p.name.as_str().into();
+                written_back.push((param.clone(), local.clone()));
+                if let Some(fr) = self.frames.last_mut() {
+                    fr.local_refs.push(param);
+                }
             }
+        }
+        // a pointer parameter given a local's address: `*p` is the local, held under the name
+        // `*p` while the function runs
+        let mut pointees = Vec::new();
+        for (i, p) in f.params.iter().enumerate() {
+            if let (false, 1, Some(Some((local, Some(v))))) =
+                (p.is_reference, p.ty.pointer_depth, locals.get(i))
+            {
+                let proxy: Rc<str> = format!("*{}", p.name).into();
+                written_back.push((proxy.clone(), local.clone()));
+                pointees.push((proxy, v.clone()));
+            }
+        }
+        if let Some(fr) = self.frames.last_mut() {
+            fr.local_refs
+                .extend(pointees.iter().map(|(proxy, _)| proxy.clone()));
         }
         let restrict_before = self.restrict.len();
         for (p, v) in f.params.iter().zip(argv) {
@@ -616,6 +704,9 @@ impl KernelRun<'_> {
                 v => v,
             };
             self.declare(&p.name, v);
+        }
+        for (proxy, v) in pointees {
+            self.declare(&proxy, v);
         }
         if let Some(ptr) = this_ptr {
             self.bind_members_in_memory(ptr);
@@ -647,10 +738,31 @@ impl KernelRun<'_> {
         self.site_override = site_override;
         self.call_sites.pop();
         self.restrict.truncate(restrict_before);
-        let Some(frame) = self.frames.pop() else {
+        // what the reference parameters hold where the function returns: at its end, or
+        // at an early return for the lanes that took it
+        let at_end: Vec<Val> = written_back
+            .iter()
+            .map(|(param, _)| {
+                self.lookup_local(param)
+                    .cloned()
+                    .unwrap_or(Val::Unknown("reference parameter".into()))
+            })
+            .collect();
+        let Some(mut frame) = self.frames.pop() else {
             return Ok(Val::Unknown(format!("`{name}` returns no value").into()));
         };
         self.scopes.truncate(frame.scope_base);
+        let early_locals = std::mem::take(&mut frame.returns.early_locals);
+        for (k, ((_, local), last)) in written_back.iter().zip(at_end).enumerate() {
+            let v = early_locals
+                .iter()
+                .rev()
+                .fold(last, |rest, (c, vals)| match vals.get(k) {
+                    Some(v) => select_val(c.clone(), v.clone(), rest),
+                    None => rest,
+                });
+            self.assign_local(local, v);
+        }
         let last = frame
             .ret
             .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into()));
@@ -984,6 +1096,46 @@ fn value_builtin(name: &str, argv: &[Val]) -> Option<Val> {
 }
 
 /// CUDA's integer intrinsics that compute their result from their arguments alone.
+/// Functions that round a floating-point value to an integral one.
+const ROUNDING: &[&str] = &[
+    "floor",
+    "floorf",
+    "ceil",
+    "ceilf",
+    "trunc",
+    "truncf",
+    "round",
+    "roundf",
+    "rint",
+    "rintf",
+    "nearbyint",
+    "nearbyintf",
+    "lrint",
+    "lrintf",
+    "lround",
+    "lroundf",
+    "llrint",
+    "llrintf",
+    "llround",
+    "llroundf",
+    "__float2int_rd",
+    "__float2int_rn",
+    "__float2int_ru",
+    "__float2int_rz",
+    "__float2uint_rd",
+    "__float2uint_rn",
+    "__float2uint_ru",
+    "__float2uint_rz",
+    "__double2int_rd",
+    "__double2int_rn",
+    "__double2int_ru",
+    "__double2int_rz",
+    "__float2ll_rd",
+    "__float2ll_rn",
+    "__float2ll_ru",
+    "__float2ll_rz",
+];
+
 const PURE_INTRINSICS: &[&str] = &[
     "__byte_perm",
     "__funnelshift_l",
@@ -1065,7 +1217,7 @@ fn exact_intrinsic(name: &str, argv: &[Val]) -> Option<Val> {
 /// by lane and the function is `pure` (no memory behind it), what a value loaded at an
 /// address made of the arguments is: lanes given the same arguments get the same result,
 /// different arguments unrelated results (a gather at worst). Unknown otherwise.
-fn function_of(name: &str, argv: &[Val], pure: bool) -> Val {
+pub(super) fn function_of(name: &str, argv: &[Val], pure: bool) -> Val {
     let unknown = || Val::Unknown(format!("result of `{name}`").into());
     let ints: Vec<&Sym> = argv
         .iter()

@@ -98,6 +98,7 @@ impl KernelRun<'_> {
             ret: None,
             returns: Returns::default(),
             refs: Vec::new(),
+            local_refs: Vec::new(),
             template: c.template.clone(),
             owner: None,
             this: None,

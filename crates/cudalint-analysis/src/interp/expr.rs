@@ -3,7 +3,7 @@
 //! places are `place.rs`; calls are `call.rs`; names are `names.rs`.
 
 use super::{unreachable_val, KernelRun, Ptr, Space, Val};
-use crate::sym::{self, Sym, UnaryOp};
+use crate::sym::{self, Sym, UnaryOp, Var};
 use crate::types;
 use cudalint_syntax::{BinOp, Expr, ExprKind, TypeRef, UnOp};
 use std::rc::Rc;
@@ -35,7 +35,7 @@ impl KernelRun<'_> {
         match &e.kind {
             ExprKind::Int(v) => Val::Int(sym::konst(*v)),
             ExprKind::Bool(b) => Val::Int(sym::konst(*b as i64)),
-            ExprKind::Float => Val::Unknown("floating-point value".into()),
+            ExprKind::Float => Val::Int(floating(&[])),
             ExprKind::Str => Val::Unknown("string".into()),
             ExprKind::Ident(name) => {
                 // a reference parameter bound to memory is read there (once, while this
@@ -71,6 +71,15 @@ impl KernelRun<'_> {
                     Some(p) => self.load(p, e),
                     None => Val::Unknown(format!("member `{field}`").into()),
                 }
+            }
+            ExprKind::Index { .. }
+            | ExprKind::Unary {
+                op: UnOp::Deref, ..
+            } if self.local_pointee(e).is_some() => {
+                let name = self.local_pointee(e).unwrap_or_default();
+                self.lookup_local(&name)
+                    .cloned()
+                    .unwrap_or(Val::Unknown("local given by address".into()))
             }
             ExprKind::Index { .. }
             | ExprKind::Unary {
@@ -353,9 +362,18 @@ impl KernelRun<'_> {
             Val::Int(s) if s.data => {
                 Val::Int(sym::data(format!("member `{field}` of a loaded value")))
             }
-            Val::Int(s) if !s.lane_varying && s.unknown_reason().is_none() => {
-                Val::Unknown(format!("member `{field}` of a scalar").into())
-            }
+            // a member of a value the kernel is given (`p.fuStride.x` of a struct parameter
+            // whose member the analysis holds as one value) is another such value
+            Val::Int(s) if !s.lane_varying && s.unknown_reason().is_none() => match &s.kind {
+                sym::SymKind::Var(Var::Runtime(i)) => {
+                    let name = self.runtime.get(*i as usize).map(|r| r.name.clone());
+                    match name {
+                        Some(n) => Val::Int(self.runtime_var(&format!("{n}.{field}"), None)),
+                        None => Val::Unknown(format!("member `{field}` of a scalar").into()),
+                    }
+                }
+                _ => Val::Unknown(format!("member `{field}` of a scalar").into()),
+            },
             _ => Val::Unknown(format!("member `{field}` of a local value").into()),
         })
     }
@@ -441,6 +459,9 @@ impl KernelRun<'_> {
                 ))
             }
             (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
+            (Val::Int(a), Val::Int(b)) if is_floating(&a) || is_floating(&b) => {
+                Val::Int(floating(&[sym::konst(op as i64), a, b]))
+            }
             (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
         }
     }
@@ -454,13 +475,54 @@ impl KernelRun<'_> {
     }
 }
 
+/// What a floating-point value is to the analysis: not followed (rounding makes its integer
+/// parts inexact), but a function of what it is made of, so that lanes computing it from the
+/// same values hold the same value and lanes computing it from different ones different
+/// values (`floorf(roi_start + ph * bin)` in a bilinear interpolation: a gather at worst),
+/// and a branch on it is a branch on data. A literal is one such value, the same in every lane.
+pub(super) fn floating(parts: &[Sym]) -> Sym {
+    let size: u32 = parts.iter().map(|s| s.size).sum();
+    if size > sym::MAX_SYM_SIZE / 2 {
+        return if parts.iter().any(|s| s.lane_varying) {
+            sym::data(FLOATING)
+        } else {
+            sym::loaded(sym::konst(0x6a09_e667), FLOATING)
+        };
+    }
+    let key = parts
+        .iter()
+        .enumerate()
+        .fold(sym::konst(0x6a09_e667), |k, (i, s)| {
+            let shifted = sym::binop(BinOp::Shl, s.clone(), sym::konst(11 * i as i64 + 3));
+            sym::binop(BinOp::BitXor, k, shifted)
+        });
+    sym::loaded(key, FLOATING)
+}
+
+const FLOATING: &str = "floating-point arithmetic";
+
+/// Whether `s` holds a floating-point value (see [`floating`]).
+pub(super) fn is_floating(s: &Sym) -> bool {
+    use sym::SymKind;
+    if !s.data {
+        return false;
+    }
+    match &s.kind {
+        SymKind::Loaded(_, what) | SymKind::Data(what) => &**what == FLOATING,
+        SymKind::Un(_, a) => is_floating(a),
+        SymKind::Bin(_, a, b) => is_floating(a) || is_floating(b),
+        SymKind::Select(c, a, b) => is_floating(c) || is_floating(a) || is_floating(b),
+        _ => false,
+    }
+}
+
 /// Integer casts that narrow: `(char)x` keeps the low byte. Wider or same-width casts are identity.
 pub(super) fn cast_int(ty: &str, s: Sym) -> Sym {
     match ty {
         "char" | "signed char" | "int8_t" => s,
         "unsigned char" | "uint8_t" => sym::binop(BinOp::BitAnd, s, sym::konst(0xff)),
         "unsigned short" | "uint16_t" => sym::binop(BinOp::BitAnd, s, sym::konst(0xffff)),
-        "float" | "double" | "half" | "__half" => sym::unknown("floating-point value"),
+        // an integer made a float keeps its value
         _ => s,
     }
 }

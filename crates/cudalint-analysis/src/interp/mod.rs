@@ -270,6 +270,9 @@ struct Frame {
     /// Reference parameters bound to a place in memory (`Comparator(s_key[pos], ...)` with
     /// `uint& keyA`): assigning one stores there.
     refs: Vec<(Rc<str>, Place)>,
+    /// Reference parameters bound to a local of the caller (`int& y_low` given `y_low`):
+    /// the parameter's value when the function returns is the local's after the call.
+    local_refs: Vec<Rc<str>>,
 }
 
 /// `if (n == 0) return 1; ... return n * 2;` in an inlined function: the lanes that take an
@@ -281,6 +284,9 @@ struct Returns {
     early: Vec<(Sym, Val)>,
     /// The undecided branch conditions the current statement runs under; None: none.
     path: Option<Sym>,
+    /// At each early return, with its condition, the values of the parameters bound to the
+    /// caller's locals (`Frame::local_refs`).
+    early_locals: Vec<(Sym, Vec<Val>)>,
     /// The current branch returned: its remaining statements do not run.
     cut: bool,
 }
@@ -320,6 +326,9 @@ pub struct KernelRun<'p> {
     next_this_values: Vec<(String, Val)>,
     /// The places the next inlined call's arguments designate, where they designate one.
     next_refs: Vec<Option<Place>>,
+    /// The caller's locals a call's arguments name, where the callee takes them by non-const
+    /// reference and they are not in memory.
+    next_local_refs: Vec<Option<Rc<str>>>,
     /// `__shared__` scalars and structs declared in a body: name, the scope that holds the
     /// value the block last stored (what every thread reads after a barrier), and the place.
     shared_scalars: Vec<(Rc<str>, usize, Ptr)>,
@@ -443,6 +452,7 @@ impl<'p> KernelRun<'p> {
             next_this_ptr: None,
             next_this_values: Vec::new(),
             next_refs: Vec::new(),
+            next_local_refs: Vec::new(),
             shared_scalars: Vec::new(),
             null_at_launch: Vec::new(),
             branch: 0,
@@ -477,6 +487,7 @@ impl<'p> KernelRun<'p> {
             ret: None,
             returns: Returns::default(),
             refs: Vec::new(),
+            local_refs: Vec::new(),
             template,
             owner: None,
             this: None,
@@ -799,6 +810,15 @@ impl<'p> KernelRun<'p> {
         }))
     }
 
+    /// The compile-time value the innermost frame's template binds `name` to.
+    fn template_value(&self, name: &str) -> Option<i64> {
+        let fr = self.frames.last()?;
+        match fr.template.iter().find(|(n, _)| n == name) {
+            Some((_, TArg::Val(Val::Int(s)))) => s.as_const(),
+            _ => None,
+        }
+    }
+
     fn resolve_type(&self, ty: &TypeRef) -> TypeRef {
         if let Some(fr) = self.frames.last() {
             if let Some((_, TArg::Type(t))) = fr.template.iter().find(|(n, _)| *n == ty.name) {
@@ -844,7 +864,12 @@ impl<'p> KernelRun<'p> {
                 .contains('<')
                 .then(|| self.struct_instance(&ty.name))??;
             let bound = |t: &TypeRef| names::bind_type(&binds, t).unwrap_or_else(|| t.clone());
-            types::layout_of_template(&def, self.types(), &bound)
+            let bind = types::Bind {
+                ty: &bound,
+                unknown: &|_| None,
+                value: &|_| None,
+            };
+            types::layout_of_template(&def, self.types(), &bind)
         })
     }
 

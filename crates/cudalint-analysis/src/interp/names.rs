@@ -141,6 +141,7 @@ impl KernelRun<'_> {
             ret: None,
             returns: Returns::default(),
             refs: Vec::new(),
+            local_refs: Vec::new(),
             template,
             owner: Some(full.clone()),
             this: None,

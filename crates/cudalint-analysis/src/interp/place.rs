@@ -98,7 +98,12 @@ impl KernelRun<'_> {
         let ty = place.ty.clone();
         let found = types::field(&ty.name, field, self.types())
             .or_else(|| {
-                types::field_of_template(&ty.name, field, self.types(), &|t| self.resolve_type(t))
+                let bind = types::Bind {
+                    ty: &|t| self.resolve_type(t),
+                    value: &|n| self.template_value(n),
+                    unknown: &|_| None,
+                };
+                types::field_of_template(&ty.name, field, self.types(), &bind)
             })
             .or_else(|| {
                 // an instance of a template struct (`MatrixElement<double>`): its members laid
@@ -107,8 +112,28 @@ impl KernelRun<'_> {
                 let bound = |t: &cudalint_syntax::TypeRef| {
                     super::names::bind_type(&binds, t).unwrap_or_else(|| self.resolve_type(t))
                 };
-                types::field_of_template(&def, field, self.types(), &bound)
+                let bind = types::Bind {
+                    ty: &bound,
+                    value: &|n| self.template_value(n),
+                    unknown: &|_| None,
+                };
+                types::field_of_template(&def, field, self.types(), &bind)
             });
+        // a member whose struct holds a type not known here (a template's left open) is
+        // laid out with 4 bytes for it, as an element of a type not known is, and says so
+        let mut assumed = std::cell::RefCell::new(Vec::<String>::new());
+        let found = found.or_else(|| {
+            let bind = types::Bind {
+                ty: &|t| self.resolve_type(t),
+                value: &|n| self.template_value(n),
+                unknown: &|n| {
+                    assumed.borrow_mut().push(n.to_string());
+                    Some(types::Layout { size: 4, align: 4 })
+                },
+            };
+            types::field_of_template(&ty.name, field, self.types(), &bind)
+        });
+        let assumed = std::mem::take(assumed.get_mut());
         let Some((off, fl, fty)) = found else {
             // an access all the same, of unknown cost: say so rather than drop it
             place.ptr.offset = sym::unknown(format!(
@@ -151,6 +176,12 @@ impl KernelRun<'_> {
             },
         });
         place.bytes = fl.size;
+        if let Some(first) = assumed.first() {
+            place.assumption = Some(format!(
+                "layout of `{}` laid out with `{first}` assumed 4 bytes",
+                ty.name
+            ));
+        }
         // `a->e[j][i]`: an array member decays to a pointer to its elements, its
         // further dimensions the rows it indexes
         let dims = types::field_dims(&ty.name, field, self.types());
@@ -486,7 +517,33 @@ impl KernelRun<'_> {
         }
     }
 
+    /// `*p` or `p[0]` where `p` is a parameter given a caller's local by address (see
+    /// `Frame::local_refs`): the name that local is held under in the callee.
+    pub(super) fn local_pointee(&self, e: &Expr) -> Option<Rc<str>> {
+        let base = match &e.kind {
+            ExprKind::Unary {
+                op: UnOp::Deref,
+                arg,
+            } => arg,
+            ExprKind::Index { base, index } if matches!(index.kind, ExprKind::Int(0)) => base,
+            _ => return None,
+        };
+        let ExprKind::Ident(p) = &base.kind else {
+            return None;
+        };
+        let frame = self.frames.last()?;
+        frame
+            .local_refs
+            .iter()
+            .find(|n| n.strip_prefix('*') == Some(p.as_str()))
+            .cloned()
+    }
+
     pub(super) fn store(&mut self, lhs: &Expr, v: Val) {
+        if let Some(name) = self.local_pointee(lhs) {
+            self.assign_local(&name, v);
+            return;
+        }
         // `FLOAT4(c[i]) = v`, `hypre_CSRMatrixI(m) = p`: a macro standing for an lvalue
         if let Some((expanded, site)) = self.macro_lvalue(lhs) {
             let saved = self.site_override;
@@ -630,6 +687,15 @@ impl KernelRun<'_> {
 
     /// `x op= v`, `x++`: a read and a write of the same place.
     pub(super) fn update(&mut self, lhs: &Expr, op: BinOp, v: Val, post: bool) -> Val {
+        if let Some(name) = self.local_pointee(lhs) {
+            let old = self
+                .lookup_local(&name)
+                .cloned()
+                .unwrap_or(Val::Unknown("local given by address".into()));
+            let new = self.arith(op, old.clone(), v);
+            self.assign_local(&name, new.clone());
+            return if post { old } else { new };
+        }
         if let Some((expanded, site)) = self.macro_lvalue(lhs) {
             let saved = self.site_override;
             self.site_override = Some(saved.unwrap_or(site));

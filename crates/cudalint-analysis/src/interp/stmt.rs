@@ -216,10 +216,23 @@ impl KernelRun<'_> {
                     .map(|e| self.rvalue(e))
                     .unwrap_or(Val::Unknown("void".into()));
                 if self.frames.len() > 1 {
+                    let held: Vec<Val> = self.frames.last().map_or(Vec::new(), |f| {
+                        f.local_refs
+                            .iter()
+                            .map(|n| {
+                                self.lookup_local(n)
+                                    .cloned()
+                                    .unwrap_or(Val::Unknown("reference parameter".into()))
+                            })
+                            .collect()
+                    });
                     if let Some(f) = self.frames.last_mut() {
                         match &f.returns.path {
                             Some(p) => {
                                 f.returns.early.push((p.clone(), v));
+                                if !held.is_empty() {
+                                    f.returns.early_locals.push((p.clone(), held));
+                                }
                                 f.returns.cut = true;
                             }
                             None if f.ret.is_none() => f.ret = Some(v),
