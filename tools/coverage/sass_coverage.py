@@ -354,13 +354,20 @@ SPACE_MATCH = {"global": {"global", "unknown"}, "shared": {"shared", "unknown"},
                "generic": {"global", "shared", "unknown"}}
 
 
-def match(sites, accesses, compiled_kernels):
+def match(sites, accesses, compiled_kernels, root=None):
     """Covered sites, phantoms and width agreement."""
     # cudalint accesses by (file, line) over every line of their statement
     by_line = defaultdict(list)
     for a in accesses:
         for l in range(a["line"], max(a["line"], a["end_line"]) + 1):
             by_line[(a["file"], l)].append(a)
+        # an access in a header outside the program's folder (FasterTransformer's `ldg` in
+        # utils/, inlined into kernels/), filed where nvcc files it: at the innermost call
+        # site in the program's own code, as `own_site` does for the compiler's chains
+        if root is not None and not (a["file"].startswith(root + os.sep) or a["file"] == root):
+            own, _ = own_site(a["chain"], root)
+            if own is not None:
+                by_line[own].append(a)
     covered, uncovered, width_ok, width_bad = {}, {}, [], []
     used = set()
     for key, s in sites.items():
@@ -499,11 +506,13 @@ def run_compare(args):
             analysed_files.add(real(fr["file"]) if "file" in fr else real(fr.get("path", "")))
         for a in accs:
             analysed_files.add(a["file"])
-    # one access per distinct (file, line, column, space, op, bytes, kernel): the same program
-    # audited under two units must not count twice
+    # one access per distinct (file, line, column, space, op, bytes, kernel, inline chain): the
+    # same program audited under two units must not count twice (a helper's one load inlined
+    # at several call sites is several accesses)
     seen, uniq = set(), []
     for a in accesses:
-        k = (a["file"], a["line"], a["text"], a["space"], a["op"], a["bytes"], a["kernel"])
+        k = (a["file"], a["line"], a["text"], a["space"], a["op"], a["bytes"], a["kernel"],
+             tuple(a["chain"]))
         if k not in seen:
             seen.add(k)
             uniq.append(a)
@@ -512,7 +521,8 @@ def run_compare(args):
     site_files = {k[0] for k in sites}
     did_not_compile = {real(f) for f, _ in failed} - site_files
     accesses = [a for a in uniq if a["file"] not in did_not_compile]
-    covered, uncovered, phantoms, priced, width_ok, width_bad = match(sites, accesses, kernels)
+    covered, uncovered, phantoms, priced, width_ok, width_bad = match(sites, accesses, kernels,
+                                                                      root)
     reasons = defaultdict(int)
     for key, s in uncovered.items():
         reasons[uncovered_reason(key, s, None, analysed_files)] += 1

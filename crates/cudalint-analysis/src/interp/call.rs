@@ -1345,11 +1345,17 @@ fn memory_intrinsic(name: &str) -> Option<AccessOp> {
 pub(super) fn select_val(c: Sym, a: Val, b: Val) -> Val {
     match (a, b) {
         (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
-        (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
-            p.offset = sym::select(c, p.offset, q.offset);
-            p.path = None;
-            Val::Ptr(p)
-        }
+        // a vector value (`int4& tcOut` set whole on one path, member by member on another)
+        (Val::Vector(x), Val::Vector(y)) if x.len() == y.len() => Val::Vector(
+            x.iter()
+                .zip(y.iter())
+                .map(|(a, b)| sym::select(c.clone(), a.clone(), b.clone()))
+                .collect(),
+        ),
+        (Val::Ptr(p), Val::Ptr(q)) if p.space == q.space => match super::either_ptr(c, p, q) {
+            Some(p) => Val::Ptr(p),
+            None => Val::Unknown("a value that differs between a function's returns".into()),
+        },
         // a function that returns no value on its last path (`void`, or falls off the end)
         (a, Val::Unknown(r)) if &*r == "void" || r.ends_with("returns no value") => a,
         (Val::Unknown(r), _) | (_, Val::Unknown(r)) => Val::Unknown(r),

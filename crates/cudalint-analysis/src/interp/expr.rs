@@ -265,11 +265,10 @@ impl KernelRun<'_> {
         self.mask = saved;
         match (a, b) {
             (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
-            (Val::Ptr(mut p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
-                p.offset = sym::select(c, p.offset, q.offset);
-                Val::Ptr(p)
-            }
-            (Val::Ptr(p), _) | (_, Val::Ptr(p)) if c.as_const().is_some() => Val::Ptr(p),
+            (Val::Ptr(p), Val::Ptr(q)) => match super::either_ptr(c, p, q) {
+                Some(p) => Val::Ptr(p),
+                None => Val::Unknown("conditional with arms of different kinds".into()),
+            },
             _ => Val::Unknown("conditional with arms of different kinds".into()),
         }
     }
@@ -459,10 +458,37 @@ impl KernelRun<'_> {
                 ))
             }
             (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
+            // CUDA's vector operators are component-wise (`tc0 *= p.channels` on an `int4`,
+            // `tcOut += 6 * tz * w * h`: nvdiffrast's texel indices)
+            (Val::Vector(x), Val::Vector(y)) if x.len() == y.len() => Val::Vector(
+                x.iter()
+                    .zip(y.iter())
+                    .map(|(a, b)| self.component(op, a.clone(), b.clone()))
+                    .collect(),
+            ),
+            (Val::Vector(x), Val::Int(k)) => Val::Vector(
+                x.iter()
+                    .map(|a| self.component(op, a.clone(), k.clone()))
+                    .collect(),
+            ),
+            (Val::Int(k), Val::Vector(x)) => Val::Vector(
+                x.iter()
+                    .map(|a| self.component(op, k.clone(), a.clone()))
+                    .collect(),
+            ),
             (Val::Int(a), Val::Int(b)) if is_floating(&a) || is_floating(&b) => {
                 Val::Int(floating(&[sym::konst(op as i64), a, b]))
             }
             (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
+        }
+    }
+
+    /// One component of a vector operation: integer arithmetic, floating-point arithmetic
+    /// kept opaque as [`arith`](Self::arith) keeps it.
+    fn component(&mut self, op: BinOp, a: Sym, b: Sym) -> Sym {
+        match self.arith(op, Val::Int(a), Val::Int(b)) {
+            Val::Int(s) => s,
+            _ => sym::unknown("vector component"),
         }
     }
 

@@ -187,6 +187,36 @@ struct Ptr {
     path: Option<(Vec<Sym>, Rc<[i64]>)>,
 }
 
+/// `c ? p : q` of two pointers: one of the same array, at the offset the lanes pick; of two
+/// arrays of one space and element type (FasterTransformer's `data_ptr = qk_id == 0 ? Q : K`,
+/// a ping-pong `cur = it & 1 ? buf1 : buf0`), an array standing for both (allocations start
+/// equally aligned: the lanes' pattern is the same in either), named after both so that
+/// neither's loads are taken for its.
+fn either_ptr(c: Sym, mut p: Ptr, q: Ptr) -> Option<Ptr> {
+    if p.space != q.space {
+        return None;
+    }
+    if p.base != q.base {
+        if p.elem.name != q.elem.name || p.elem.pointer_depth != q.elem.pointer_depth {
+            return None;
+        }
+        // a loop's merges meet the same arrays again: each is named once
+        let mut names: Vec<&str> = p.base.split(" or ").collect();
+        for n in q.base.split(" or ") {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        p.base = names.join(" or ").into();
+        if p.dims.len() != q.dims.len() {
+            p.dims = Rc::from(Vec::new());
+        }
+    }
+    p.offset = sym::select(c, p.offset, q.offset);
+    p.path = None;
+    Some(p)
+}
+
 #[derive(Clone, Debug)]
 enum Val {
     Int(Sym),

@@ -327,14 +327,11 @@ impl KernelRun<'_> {
                     {
                         continue
                     }
-                    (Val::Ptr(p), Val::Ptr(q)) if p.base == q.base && p.space == q.space => {
-                        let mut m = q.clone();
-                        m.offset = sym::select(c.clone(), p.offset.clone(), q.offset.clone());
-                        m.path = None;
-                        Val::Ptr(m)
-                    }
-                    (Val::Ptr(_), Val::Ptr(_)) => {
-                        Val::Unknown("a pointer that differs between branches".into())
+                    (Val::Ptr(p), Val::Ptr(q)) => {
+                        match super::either_ptr(c.clone(), p.clone(), q.clone()) {
+                            Some(m) => Val::Ptr(m),
+                            None => Val::Unknown("a pointer that differs between branches".into()),
+                        }
                     }
                     // assigned on one side only, uninitialised on the other: reading it on the
                     // other side is undefined, so the assigned value is the one that matters
@@ -624,6 +621,15 @@ impl KernelRun<'_> {
                     path: None,
                 })
             }
+            // a vector declared without a value is set member by member (`int4 t; t.x = a;
+            // ... return t;`)
+            None if width.is_some_and(|w| w > 1) => Val::Vector(
+                ["x", "y", "z", "w"]
+                    .iter()
+                    .take(width.unwrap_or(0))
+                    .map(|m| sym::unknown(format!("`{}.{m}` is not initialised", d.name)))
+                    .collect(),
+            ),
             None => Val::Unknown(format!("`{}` is not initialised", d.name).into()),
         }
     }

@@ -325,7 +325,72 @@ impl<'s> Lowerer<'s> {
         })
     }
 
+    /// `enum { MODE_SUSD = 0, MODE_FUSD = 1 };` (mmcv's filter modes, `enum { BLOCK = 256 }`
+    /// in older CUDA): each enumerator is an `int` constant of the file, one more than the
+    /// one before where it has no value of its own.
+    pub(super) fn enum_def(&mut self, n: Node) {
+        let Some(body) = n.child_by_field_id(fid().body.get()) else {
+            return;
+        };
+        // a scoped enum's (`enum class S { X }`) are `S::X`, not names of the file
+        if all_children(n)
+            .iter()
+            .any(|c| matches!(c.kind(), "class" | "struct"))
+        {
+            return;
+        }
+        let mut previous: Option<Expr> = None;
+        for e in named_children(body) {
+            if e.kind() != "enumerator" {
+                continue;
+            }
+            let Some(name) = e.child_by_field_id(fid().name.get()) else {
+                continue;
+            };
+            let init = match e.child_by_field_id(fid().value.get()) {
+                Some(v) => self.expr(v, 0),
+                None => match previous.take() {
+                    None => Expr {
+                        kind: ExprKind::Int(0),
+                        span: span(name),
+                    },
+                    Some(p) => Expr {
+                        kind: ExprKind::Binary {
+                            op: BinOp::Add,
+                            lhs: Box::new(p),
+                            rhs: Box::new(Expr {
+                                kind: ExprKind::Int(1),
+                                span: span(name),
+                            }),
+                        },
+                        span: span(name),
+                    },
+                },
+            };
+            previous = Some(Expr {
+                kind: ExprKind::Ident(self.text(name).into()),
+                span: span(name),
+            });
+            let mut d = Decl::local(
+                self.text(name).to_string(),
+                span(name),
+                TypeRef::named("int"),
+                Vec::new(),
+                Some(init),
+                span(e),
+            );
+            d.is_const = true;
+            self.model.globals.push(d);
+        }
+    }
+
     pub(super) fn file_declaration(&mut self, n: Node) {
+        if let Some(t) = n
+            .child_by_field_id(fid().r#type.get())
+            .filter(|t| t.kind() == "enum_specifier")
+        {
+            self.enum_def(t);
+        }
         // a prototype `__global__ void k(...);` is a declaration with a function declarator: skip
         let decls = self.declaration(n, 0);
         self.model.globals.extend(decls);

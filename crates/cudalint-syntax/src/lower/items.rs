@@ -155,6 +155,9 @@ impl<'s> Lowerer<'s> {
 
     pub(super) fn typedef(&mut self, n: Node) {
         let ty_node = n.child_by_field_id(fid().r#type.get());
+        if let Some(t) = ty_node.filter(|t| t.kind() == "enum_specifier") {
+            self.enum_def(t);
+        }
         // `typedef struct { ... } block_q4_0;`: the struct is known by the typedef's name
         let mut anonymous_as = None;
         if let Some(t) = ty_node {

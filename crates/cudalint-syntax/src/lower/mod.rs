@@ -197,6 +197,7 @@ impl<'s> Lowerer<'s> {
                 "struct_specifier" | "class_specifier" | "union_specifier" => {
                     self.struct_def(child, None)
                 }
+                "enum_specifier" => self.enum_def(child),
                 "type_definition" => self.typedef(child),
                 "alias_declaration" => self.alias(child),
                 "preproc_def" | "preproc_function_def" => self.define(child),
