@@ -200,10 +200,27 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
             {
                 edits.push((args, args + 2, None));
             }
+            // `operator++();` as a statement (CUTLASS's iterators, whose postfix operator
+            // calls the prefix one), which the grammar cannot call unqualified: blanked
+            let mut p = at;
+            while p > 0 && b[p - 1].is_ascii_whitespace() {
+                p -= 1;
+            }
+            let statement = p > 0 && matches!(b[p - 1], b';' | b'{' | b'}');
+            let rest = &b[op..];
+            if statement && (rest.starts_with(b"++();") || rest.starts_with(b"--();")) {
+                edits.push((at, op + 5, None));
+            }
         }
     }
     if src.contains('{') {
         braced_default_arguments(b, mask, &mut edits);
+    }
+    if src.contains('=') {
+        unnamed_defaults(b, mask, &mut edits);
+    }
+    if src.contains("break") || src.contains("return") || src.contains("continue") {
+        macros_before_jumps(b, mask, &mut edits);
     }
     type_arguments(b, mask, &mut edits);
     super::modern_cpp::rewrite(src, b, mask, &mut edits);
@@ -218,6 +235,136 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Where the expression or type starting at `from` ends: the first `,`, `)` or `>` outside
+/// brackets, within 256 bytes.
+fn default_end(b: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, &c) in b.iter().enumerate().skip(from).take(256) {
+        match c {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth > 0 => depth -= 1,
+            b',' | b')' | b'>' if depth == 0 => return Some(k),
+            b';' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Defaults of parameters with no name, which the grammar takes only after a name:
+/// `void* = nullptr` (cuSZ's `float* time, void* = nullptr`), and a template's default type
+/// that is a pointer (`typename CompactNum = uint32_t*>`). The default is blanked; it is host
+/// code's, and the parameter keeps its type.
+fn unnamed_defaults(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    for eq in 1..b.len() {
+        if b[eq] != b'=' || !mask[eq] || b.get(eq + 1) == Some(&b'=') {
+            continue;
+        }
+        // `T* = v`: a star or ampersand, then space, then `=` (never an operator: `*=` has
+        // no space, and `a * = b` is no C++)
+        if !b[eq - 1].is_ascii_whitespace() {
+            continue;
+        }
+        let mut p = eq;
+        while p > 0 && b[p - 1].is_ascii_whitespace() {
+            p -= 1;
+        }
+        if p == 0 || !matches!(b[p - 1], b'*' | b'&') || !mask[p - 1] {
+            continue;
+        }
+        let mut q = p - 1;
+        while q > 0 && matches!(b[q - 1], b'*' | b'&' | b' ') {
+            q -= 1;
+        }
+        if q == 0 || !(is_word(b[q - 1]) || b[q - 1] == b'>') {
+            continue;
+        }
+        if let Some(end) = default_end(b, eq + 1).filter(|&e| b[e] != b'>') {
+            edits.push((eq, end, None));
+        }
+    }
+    for at in occurrences(b, mask, "template") {
+        let open = skip_ws(b, at + 8);
+        if b.get(open) != Some(&b'<') {
+            continue;
+        }
+        // the head's parameters, split at commas outside brackets, up to its `>`
+        let (mut depth, mut seg, mut eq) = (0i32, open + 1, None);
+        let mut k = open + 1;
+        while k < b.len() && k - open < 1024 {
+            match b[k] {
+                b'(' | b'[' | b'{' | b'<' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                b'=' if depth == 0 && b.get(k + 1) != Some(&b'=') => eq = Some(k),
+                b'>' if depth > 0 => depth -= 1,
+                b',' | b'>' if depth == 0 => {
+                    let body = b[seg..k].trim_ascii_end();
+                    if let (Some(e), Some(b'*' | b'&')) = (eq, body.last()) {
+                        edits.push((e, seg + body.len(), None));
+                    }
+                    if b[k] == b'>' {
+                        break;
+                    }
+                    seg = k + 1;
+                    eq = None;
+                }
+                b';' => break,
+                _ => {}
+            }
+            k += 1;
+        }
+    }
+}
+
+/// `case 0: KERNEL_RUN(0) break;` (FasterTransformer's top-p sampling): a macro that supplies
+/// its own semicolon, followed on its line by a jump; the space before the jump becomes the
+/// `;` the macro's expansion ends with.
+fn macros_before_jumps(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    for word in ["break", "return", "continue"] {
+        for at in occurrences(b, mask, word) {
+            if at < 2 || b[at - 1] != b' ' {
+                continue;
+            }
+            let mut close = at - 1;
+            while close > 0 && b[close - 1] == b' ' {
+                close -= 1;
+            }
+            if close == 0 || b[close - 1] != b')' {
+                continue;
+            }
+            let Some(open) = opening_paren(b, mask, close - 1, b"\n;{}") else {
+                continue;
+            };
+            let Some(name_end) = macro_name_at_end(b, open) else {
+                continue;
+            };
+            // at a statement's start: after a label, `;` or a brace
+            let mut s = name_end;
+            while s > 0 && b[s - 1].is_ascii_whitespace() {
+                s -= 1;
+            }
+            if s > 0 && matches!(b[s - 1], b':' | b';' | b'{' | b'}') {
+                edits.push((close, close + 1, Some(b';')));
+            }
+        }
+    }
+}
+
+/// The start of the all-capitals name (with an underscore or digit) that ends at `end`.
+fn macro_name_at_end(b: &[u8], end: usize) -> Option<usize> {
+    let mut s = end;
+    while s > 0 && is_word(b[s - 1]) {
+        s -= 1;
+    }
+    let name = &b[s..end];
+    (!name.is_empty()
+        && name[0].is_ascii_uppercase()
+        && name
+            .iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_'))
+    .then_some(s)
 }
 
 /// Whether `at` is in a preprocessor directive: its logical line (joined at backslash-newlines)
@@ -929,6 +1076,39 @@ mod tests {
             rewrite("p = new const float *[n]; w = new int*[r]; q = new T[n];"),
             "p = new       float  [n]; w = new int [r]; q = new T[n];"
         );
+    }
+
+    #[test]
+    fn defaults_of_unnamed_parameters() {
+        assert_eq!(
+            rewrite("void f(float* t, void* = nullptr);"),
+            "void f(float* t, void*          );"
+        );
+        assert_eq!(
+            rewrite("template <typename T, typename C = uint32_t*, int N = 4> void g();"),
+            "template <typename T, typename C            , int N = 4> void g();"
+        );
+        // operators and named parameters are left
+        let src = "void h(int* p = 0) { x *= 2; y = a & b; }";
+        assert_eq!(rewrite(src), src);
+    }
+
+    #[test]
+    fn a_prefix_operator_called_as_a_statement_is_blanked() {
+        assert_eq!(
+            rewrite("I operator++(int) { I s(*this); operator++(); return s; }"),
+            "I operator++(int) { I s(*this);               return s; }"
+        );
+    }
+
+    #[test]
+    fn a_macro_before_a_jump_gets_its_semicolon() {
+        assert_eq!(
+            rewrite("switch (a) { case 0: KERNEL_RUN(0) break; }"),
+            "switch (a) { case 0: KERNEL_RUN(0);break; }"
+        );
+        let src = "if (ok(x)) return;";
+        assert_eq!(rewrite(src), src);
     }
 
     #[test]

@@ -610,6 +610,8 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
         "__attribute__",
         "__builtin_align__",
         "__declspec",
+        // vector_types.h's spelling of `__align__` (FasterTransformer's fp8 packs)
+        "__CUDA_ALIGN__",
     ];
     let restrict = src.contains("__restrict") && {
         let b = src.as_bytes();
@@ -712,6 +714,11 @@ mod tests {
         let out = blank_unknown_syntax(src);
         assert_eq!(out.len(), src.len());
         assert_eq!(out, "struct               P { float x; };");
+        let src = "typedef struct __CUDA_ALIGN__(32) { float a[8]; } fp8_8_t;";
+        assert_eq!(
+            blank_unknown_syntax(src),
+            "typedef struct                    { float a[8]; } fp8_8_t;"
+        );
     }
 
     #[test]
