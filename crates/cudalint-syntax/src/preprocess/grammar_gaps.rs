@@ -222,6 +222,9 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     if src.contains("break") || src.contains("return") || src.contains("continue") {
         macros_before_jumps(b, mask, &mut edits);
     }
+    if src.contains("enable_if") {
+        comparisons_in_enable_if(b, mask, &mut edits);
+    }
     type_arguments(b, mask, &mut edits);
     super::modern_cpp::rewrite(src, b, mask, &mut edits);
     if edits.is_empty() {
@@ -347,6 +350,35 @@ fn macros_before_jumps(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, O
             }
             if s > 0 && matches!(b[s - 1], b':' | b';' | b'{' | b'}') {
                 edits.push((close, close + 1, Some(b';')));
+            }
+        }
+    }
+}
+
+/// `enable_if<Arch::kMinComputeCapability >= 80>` (CUTLASS's and FasterTransformer's
+/// specializations): a comparison in template arguments, which the grammar reads as the
+/// argument list's end; `>=` and `<=` become `==`, which parses (the condition picks a host-side
+/// specialization, which the analysis does not read).
+fn comparisons_in_enable_if(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    for word in ["enable_if", "enable_if_t"] {
+        for at in occurrences(b, mask, word) {
+            let open = skip_ws(b, at + word.len());
+            if b.get(open) != Some(&b'<') {
+                continue;
+            }
+            let mut depth = 0i32;
+            for k in open + 1..b.len().min(open + 512) {
+                match b[k] {
+                    b'(' | b'[' => depth += 1,
+                    b')' | b']' => depth -= 1,
+                    b';' | b'{' => break,
+                    b'>' | b'<' if depth == 0 && b.get(k + 1) == Some(&b'=') && mask[k] => {
+                        edits.push((k, k + 1, Some(b'=')));
+                    }
+                    // the argument list ends at a `>` that is no comparison
+                    b'>' if depth == 0 => break,
+                    _ => {}
+                }
             }
         }
     }
@@ -1099,6 +1131,16 @@ mod tests {
             rewrite("I operator++(int) { I s(*this); operator++(); return s; }"),
             "I operator++(int) { I s(*this);               return s; }"
         );
+    }
+
+    #[test]
+    fn comparisons_in_enable_if_arguments() {
+        assert_eq!(
+            rewrite("struct L<half_t, A, typename platform::enable_if<A::kMin >= 75>::type> {};"),
+            "struct L<half_t, A, typename platform::enable_if<A::kMin == 75>::type> {};"
+        );
+        let src = "if (a >= b) x = enable_if_t<true>{};";
+        assert_eq!(rewrite(src), src);
     }
 
     #[test]
