@@ -87,9 +87,15 @@ pub struct SymNode {
     pub size: u32,
     pub lane_varying: bool,
     pub data: bool,
+    /// It holds a floating-point value (a `Loaded` or `Data` of [`FLOATING`] not under another
+    /// load's address), kept as a flag: every arithmetic step asks.
+    pub floating: bool,
 }
 
 pub type Sym = Rc<SymNode>;
+
+/// What a floating-point value is said to be read from (see `interp::expr::floating`).
+pub const FLOATING: &str = "floating-point arithmetic";
 
 fn node(kind: SymKind) -> Sym {
     let (size, lane, data) = match &kind {
@@ -109,6 +115,13 @@ fn node(kind: SymKind) -> Sym {
             c.data || a.data || b.data,
         ),
     };
+    let floating = match &kind {
+        SymKind::Loaded(_, what) | SymKind::Data(what) => &**what == FLOATING,
+        SymKind::Un(_, a) => a.floating,
+        SymKind::Bin(_, a, b) => a.floating || b.floating,
+        SymKind::Select(c, a, b) => c.floating || a.floating || b.floating,
+        SymKind::Const(_) | SymKind::Var(_) | SymKind::Unknown(_) => false,
+    };
     if size > MAX_SYM_SIZE {
         // made of values read per lane (a hash's rounds over its state: ccminer's lookups),
         // it is one of them: it differs per lane as they do, unknowably
@@ -118,6 +131,7 @@ fn node(kind: SymKind) -> Sym {
                 size: 1,
                 lane_varying: true,
                 data: true,
+                floating: false,
             });
         }
         return unknown("index expression too large to evaluate");
@@ -127,6 +141,7 @@ fn node(kind: SymKind) -> Sym {
         size,
         lane_varying: lane,
         data,
+        floating,
     })
 }
 
@@ -214,6 +229,7 @@ pub fn unknown(reason: impl Into<Rc<str>>) -> Sym {
         size: 1,
         lane_varying: false,
         data: false,
+        floating: false,
     })
 }
 pub fn data(what: impl Into<Rc<str>>) -> Sym {

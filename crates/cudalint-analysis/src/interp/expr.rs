@@ -75,21 +75,18 @@ impl KernelRun<'_> {
             ExprKind::Index { .. }
             | ExprKind::Unary {
                 op: UnOp::Deref, ..
-            } if self.local_pointee(e).is_some() => {
-                let name = self.local_pointee(e).unwrap_or_default();
-                self.lookup_local(&name)
+            } => match self.local_pointee(e) {
+                Some(name) => self
+                    .lookup_local(&name)
                     .cloned()
-                    .unwrap_or(Val::Unknown("local given by address".into()))
-            }
-            ExprKind::Index { .. }
-            | ExprKind::Unary {
-                op: UnOp::Deref, ..
-            } => match self.place(e) {
-                Some(p) if p.subarray => Val::Ptr(p.ptr),
-                Some(p) => self.load(p, e),
-                None => {
-                    Val::Unknown("subscript of something that is not an array or pointer".into())
-                }
+                    .unwrap_or(Val::Unknown("local given by address".into())),
+                None => match self.place(e) {
+                    Some(p) if p.subarray => Val::Ptr(p.ptr),
+                    Some(p) => self.load(p, e),
+                    None => Val::Unknown(
+                        "subscript of something that is not an array or pointer".into(),
+                    ),
+                },
             },
             ExprKind::Unary { op, arg } => self.unary(*op, arg),
             ExprKind::Binary { op, lhs, rhs } => {
@@ -476,7 +473,7 @@ impl KernelRun<'_> {
                     .map(|a| self.component(op, k.clone(), a.clone()))
                     .collect(),
             ),
-            (Val::Int(a), Val::Int(b)) if is_floating(&a) || is_floating(&b) => {
+            (Val::Int(a), Val::Int(b)) if a.floating || b.floating => {
                 Val::Int(floating(&[sym::konst(op as i64), a, b]))
             }
             (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
@@ -510,9 +507,9 @@ pub(super) fn floating(parts: &[Sym]) -> Sym {
     let size: u32 = parts.iter().map(|s| s.size).sum();
     if size > sym::MAX_SYM_SIZE / 2 {
         return if parts.iter().any(|s| s.lane_varying) {
-            sym::data(FLOATING)
+            sym::data(sym::FLOATING)
         } else {
-            sym::loaded(sym::konst(0x6a09_e667), FLOATING)
+            sym::loaded(sym::konst(0x6a09_e667), sym::FLOATING)
         };
     }
     let key = parts
@@ -522,24 +519,7 @@ pub(super) fn floating(parts: &[Sym]) -> Sym {
             let shifted = sym::binop(BinOp::Shl, s.clone(), sym::konst(11 * i as i64 + 3));
             sym::binop(BinOp::BitXor, k, shifted)
         });
-    sym::loaded(key, FLOATING)
-}
-
-const FLOATING: &str = "floating-point arithmetic";
-
-/// Whether `s` holds a floating-point value (see [`floating`]).
-pub(super) fn is_floating(s: &Sym) -> bool {
-    use sym::SymKind;
-    if !s.data {
-        return false;
-    }
-    match &s.kind {
-        SymKind::Loaded(_, what) | SymKind::Data(what) => &**what == FLOATING,
-        SymKind::Un(_, a) => is_floating(a),
-        SymKind::Bin(_, a, b) => is_floating(a) || is_floating(b),
-        SymKind::Select(c, a, b) => is_floating(c) || is_floating(a) || is_floating(b),
-        _ => false,
-    }
+    sym::loaded(key, sym::FLOATING)
 }
 
 /// Integer casts that narrow: `(char)x` keeps the low byte. Wider or same-width casts are identity.
