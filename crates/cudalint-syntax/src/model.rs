@@ -40,6 +40,28 @@ impl TypeRef {
     }
 }
 
+/// A type's spelling without the spaces that do not separate two words (`Map< P_int >` and
+/// `Map<P_int>` are one type), and without a leading `typename`: the key a struct's member
+/// typedef is filed and looked up under.
+pub fn compact_type_name(name: &str) -> String {
+    let name = name.trim().trim_start_matches("typename ");
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(name.len());
+    let mut pending_space = false;
+    for c in name.chars() {
+        if c.is_whitespace() {
+            pending_space = true;
+            continue;
+        }
+        if pending_space && word(c) && out.chars().last().is_some_and(word) {
+            out.push(' ');
+        }
+        pending_space = false;
+        out.push(c);
+    }
+    out
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnOp {
     Neg,

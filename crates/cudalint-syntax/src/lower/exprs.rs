@@ -347,7 +347,13 @@ impl<'s> Lowerer<'s> {
         }
         let short = callee.rsplit("::").next().unwrap_or(&callee);
         if matches!(short, "cudaLaunchCooperativeKernel" | "cudaLaunchKernel") && args.len() >= 3 {
-            self.runtime_launch(n, &args, depth);
+            self.runtime_launch(n, args[1..3].to_vec(), Vec::new(), depth);
+        }
+        // HIP's `hipLaunchKernelGGL(k, grid, block, smem, stream, args...)`, which code written
+        // for both vendors (hoomd-blue) uses for CUDA too: the chevrons' four and the kernel's
+        // arguments as they are
+        if short == "hipLaunchKernelGGL" && args.len() >= 5 {
+            self.runtime_launch(n, args[1..5].to_vec(), args[5..].to_vec(), depth);
         }
         if matches!(
             short,
@@ -411,9 +417,10 @@ fn is_name_path(n: Node) -> bool {
 
 impl Lowerer<'_> {
     /// `cudaLaunchCooperativeKernel((void*)k<T>, grid, block, args, smem, stream)` and
-    /// `cudaLaunchKernel(...)`: a launch of `k` with that grid and block. Its arguments go
-    /// through an array of pointers and are not bound.
-    fn runtime_launch(&mut self, call: Node, args: &[Expr], depth: usize) {
+    /// `cudaLaunchKernel(...)`: a launch of `k` with that grid and block (its arguments go
+    /// through an array of pointers and are not bound); `hipLaunchKernelGGL`'s are given.
+    /// The kernel may be wrapped (`HIP_KERNEL_NAME(k<2>)`, `(void*)k`).
+    fn runtime_launch(&mut self, call: Node, config: Vec<Expr>, args: Vec<Expr>, depth: usize) {
         let Some(first) = call
             .child_by_field_id(fid().arguments.get())
             .and_then(|a| named_children(a).into_iter().next())
@@ -457,8 +464,8 @@ impl Lowerer<'_> {
         self.model.launches.push(Launch {
             kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
             template_args,
-            config: args[1..3].to_vec(),
-            args: Vec::new(),
+            config,
+            args,
             span: span(call),
             host_fn: self.current_fn,
         });

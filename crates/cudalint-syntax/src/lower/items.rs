@@ -193,6 +193,29 @@ impl<'s> Lowerer<'s> {
         }
     }
 
+    /// `template <> struct IndPrecisionMap<AMGX_indInt> { typedef int Type; };`: the type is
+    /// filed as `IndPrecisionMap<AMGX_indInt>::Type`, the name code outside the struct uses
+    /// (`typedef typename IndPrecisionMap<AMGX_indInt>::Type INDEX_TYPE;`). A struct defined
+    /// in the typedef itself is left out: it would be filed under its own name, unqualified.
+    fn member_typedef(&mut self, f: Node, owner: &str) {
+        let defines_struct = f
+            .child_by_field_id(fid().r#type.get())
+            .is_some_and(|t| t.child_by_field_id(fid().body.get()).is_some());
+        if defines_struct {
+            return;
+        }
+        let before = self.model.typedefs.len();
+        if f.kind() == "alias_declaration" {
+            self.alias(f);
+        } else {
+            self.typedef(f);
+        }
+        let owner = crate::model::compact_type_name(owner);
+        for t in &mut self.model.typedefs[before..] {
+            t.name = format!("{owner}::{}", t.name);
+        }
+    }
+
     pub(super) fn struct_def(&mut self, n: Node, alias: Option<String>) {
         let Some(body) = n.child_by_field_id(fid().body.get()) else {
             return;
@@ -216,6 +239,10 @@ impl<'s> Lowerer<'s> {
             }
             if f.kind() == "function_definition" {
                 self.member_function(f, &name, &template);
+                continue;
+            }
+            if matches!(f.kind(), "type_definition" | "alias_declaration") {
+                self.member_typedef(f, &name);
                 continue;
             }
             if f.kind() != "field_declaration" {

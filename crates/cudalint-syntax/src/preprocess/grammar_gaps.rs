@@ -79,7 +79,11 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
                 continue;
             }
             let (end, words) = words_end(b, open + 1);
-            let close = skip_ws(b, end);
+            // `typeid(void *)`, `typeid(const char*)`
+            let mut close = skip_ws(b, end);
+            while matches!(b.get(close), Some(b'*' | b'&')) {
+                close = skip_ws(b, close + 1);
+            }
             if !words.is_empty()
                 && words.iter().all(|w| TYPE_WORDS.contains(w))
                 && b.get(close) == Some(&b')')
@@ -195,6 +199,13 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
             while k < b.len() && b"<>=!+-*/%&|^~[]".contains(&b[k]) && k - op < 3 {
                 k += 1;
             }
+            // `operator( )(...)` (AMGX's functors): the call operator's name with a space in it
+            if b.get(op) == Some(&b'(') {
+                let close = skip_ws(b, op + 1);
+                if close > op + 1 && b.get(close) == Some(&b')') {
+                    edits.push((op + 1, close + 1, Some(b')')));
+                }
+            }
             let args = skip_ws(b, k);
             if k > op && b[args..].starts_with(b"<>") && b.get(skip_ws(b, args + 2)) == Some(&b'(')
             {
@@ -231,7 +242,17 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         return Cow::Borrowed(src);
     }
     let mut out = b.to_vec();
-    for (s, e, first) in edits {
+    // a rewrite inside what another blanks whole (an explicit instantiation's parameter
+    // types) leaves nothing
+    let blanked: Vec<(usize, usize)> = edits
+        .iter()
+        .filter(|(.., first)| first.is_none())
+        .map(|&(s, e, _)| (s, e))
+        .collect();
+    for &(s, e, first) in &edits {
+        if first.is_some() && blanked.iter().any(|&(bs, be)| bs <= s && e <= be) {
+            continue;
+        }
         blank_range(&mut out, s..e);
         if let Some(c) = first {
             out[s] = c;
@@ -421,14 +442,19 @@ fn in_directive(b: &[u8], at: usize) -> bool {
 
 /// The `}` that closes the `{` at `open`, in code, within 64 KB.
 fn matching_brace(b: &[u8], mask: &[bool], open: usize) -> Option<usize> {
+    matching_close(b, mask, open, (b'{', b'}'))
+}
+
+/// What closes the bracket at `open` (`(o, c)` its pair), in code, within 64 KB.
+fn matching_close(b: &[u8], mask: &[bool], open: usize, (o, c): (u8, u8)) -> Option<usize> {
     let mut depth = 0usize;
     for k in open..b.len().min(open + (64 << 10)) {
         if !mask[k] {
             continue;
         }
         match b[k] {
-            b'{' => depth += 1,
-            b'}' => {
+            x if x == o => depth += 1,
+            x if x == c => {
                 depth -= 1;
                 if depth == 0 {
                     return Some(k);
@@ -440,10 +466,14 @@ fn matching_brace(b: &[u8], mask: &[bool], open: usize) -> Option<usize> {
     None
 }
 
-/// Whether `b[at..]` is a name all in capitals with an underscore (`CV_EXPORTS_W`), the
-/// spelling of a macro; its end.
+/// Whether `b[at..]` is a name all in capitals with an underscore (`CV_EXPORTS_W`,
+/// `__GOMP_NOTHROW`), the spelling of a macro; its end.
 fn macro_name_at(b: &[u8], mask: &[bool], at: usize) -> Option<usize> {
-    if !mask[at] || (at > 0 && is_word(b[at - 1])) || !b[at].is_ascii_uppercase() {
+    let first = at + b[at..].iter().take_while(|&&c| c == b'_').count();
+    if !mask[at]
+        || (at > 0 && is_word(b[at - 1]))
+        || !b.get(first).is_some_and(u8::is_ascii_uppercase)
+    {
         return None;
     }
     let mut e = at;
@@ -528,16 +558,35 @@ fn undefined_specifier_macros(
                 && b.get(skip_ws(b, k))
                     .is_some_and(|c| matches!(c, b'(' | b';' | b'=' | b'[' | b','))
         } else if after_class {
+            // `struct XGBOOST_ALIGNAS(16) GradStats {`: the macro's arguments go with it
+            let args_end = (b.get(skip_ws(b, end)) == Some(&b'('))
+                .then(|| matching_close(b, mask, skip_ws(b, end), (b'(', b')')))
+                .flatten();
+            if let Some(close) = args_end.filter(|&c| word_after(c + 1).is_some()) {
+                edits.push((at, close + 1, None));
+                continue;
+            }
             word_after(end).is_some()
         } else {
             // after a declared function's parameter list (`void f(int x) CV_OVERRIDE;`,
-            // `int g() const CV_OVERRIDE;`), not a cast (`(float)RAND_MAX;`)
+            // `int g() const CV_OVERRIDE;`, `what() const SPDLOG_NOEXCEPT override`, a
+            // constructor's `async_msg(async_msg&& other) SPDLOG_NOEXCEPT : ...`), not a cast
+            // (`(float)RAND_MAX;`)
             let q = if b[..p].ends_with(b"const") { p - 5 } else { p };
             let close = b[..q].trim_ascii_end().len();
+            let next = skip_ws(b, end);
+            let ends_declarator = matches!(b.get(next), Some(b';' | b'{' | b':' | b'='))
+                && !b[next..].starts_with(b"::")
+                || [&b"override"[..], b"final", b"const", b"noexcept"]
+                    .iter()
+                    .any(|w| {
+                        b[next..].starts_with(w)
+                            && !b.get(next + w.len()).is_some_and(|c| is_word(*c))
+                    });
             close > 0
                 && b[close - 1] == b')'
                 && declares_a_function(b, mask, close - 1)
-                && matches!(b.get(skip_ws(b, end)), Some(b';' | b'{'))
+                && ends_declarator
         };
         if blank {
             edits.push((at, end, None));
@@ -579,10 +628,43 @@ fn declares_a_function(b: &[u8], mask: &[bool], close: usize) -> bool {
         return false;
     }
     let type_end = b[..name_start].trim_ascii_end();
-    type_end
+    // a constructor in its class's body: no type, the name where a member starts
+    // a statement or an operator, not a declared name (`return (int)NVTX_NO_TRACKING;`,
+    // `case (int)NCCL_GIN_PROXY:`)
+    const KEYWORDS: &[&[u8]] = &[
+        b"if",
+        b"while",
+        b"for",
+        b"switch",
+        b"return",
+        b"sizeof",
+        b"catch",
+        b"case",
+        b"else",
+        b"do",
+        b"throw",
+        b"new",
+        b"delete",
+        b"decltype",
+        b"alignof",
+        b"typeid",
+        b"co_return",
+    ];
+    if KEYWORDS.contains(&&b[name_start..name_end]) {
+        return false;
+    }
+    let constructor = type_end
         .last()
-        .is_some_and(|c| is_word(*c) || matches!(c, b'*' | b'&' | b'>'))
-        && !type_end.ends_with(b"return")
+        .is_some_and(|c| matches!(c, b';' | b'{' | b'}'))
+        || type_end.ends_with(b"explicit")
+        || type_end.ends_with(b"public:")
+        || type_end.ends_with(b"private:")
+        || type_end.ends_with(b"protected:");
+    constructor
+        || type_end
+            .last()
+            .is_some_and(|c| is_word(*c) || matches!(c, b'*' | b'&' | b'>'))
+            && !type_end.ends_with(b"return")
 }
 
 /// `try { ... } THRUST_CATCH;` (MinkowskiEngine): the handlers are a macro's, so the block has
@@ -1052,6 +1134,13 @@ mod tests {
             "__global__ void KERNEL_BOUNDS k(float* a) {}",
             "template <typename T>",
             "HOST_DEVICE T f(T x) { return x; }",
+            "const char* what() const SPDLOG_NOEXCEPT override {}",
+            "async_msg(async_msg&& other) SPDLOG_NOEXCEPT: a(1) {}",
+            "inline int omp_get_thread_limit() __GOMP_NOTHROW { return 1; }",
+            "if (x) CHECK_LAST_ERR;",
+            "switch (k) { case (int)GIN_PROXY: return (int)NO_TRACKING; }",
+            "struct XGB_ALIGNAS(16) GradStats {",
+            "  float operator( )( const T &t ) const;",
         ]
         .join("\n");
         let out = rewrite(&src);
@@ -1074,6 +1163,13 @@ mod tests {
                 "__global__ void               k(float* a) {}",
                 "template <typename T>",
                 "T f(T x) { return x; }",
+                "const char* what() const                 override {}",
+                "async_msg(async_msg&& other)                : a(1) {}",
+                "inline int omp_get_thread_limit()                { return 1; }",
+                "if (x) CHECK_LAST_ERR;",
+                "switch (k) { case (int)GIN_PROXY: return (int)NO_TRACKING; }",
+                "struct                 GradStats {",
+                "float operator() ( const T &t ) const;",
             ]
         );
     }
@@ -1099,6 +1195,10 @@ mod tests {
         assert_eq!(
             rewrite("if (typeid(Real) == typeid(double)) {}"),
             "if (typeid(Real) == typeid(0     )) {}"
+        );
+        assert_eq!(
+            rewrite("t != &typeid(void *) && t != &typeid(const char*)"),
+            "t != &typeid(0     ) && t != &typeid(0          )"
         );
     }
 
@@ -1166,6 +1266,10 @@ mod tests {
         let out = rewrite(src);
         assert!(out.contains("template void f(T* out)"), "{out}");
         assert!(out.contains("INST(0    );"), "{out}");
+        // of a member function, of a class template's specialization
+        let src = "template void Config::get(const std::string &, int &) const;\n\
+                   template void prims<Device::CUDA>::convert(const float*, dim_t);\n";
+        assert_eq!(rewrite(src).trim(), "");
     }
 
     #[test]
@@ -1183,6 +1287,10 @@ mod tests {
                 "extern int f(int);",
                 "extern \"C\" int g();"
             ]
+        );
+        assert_eq!(
+            rewrite("{ static_assert(std::is_same_v<std::remove_cv_t<T>, U>); }").trim(),
+            "{                                                        }"
         );
         // one without its `;` (a macro's body) is left alone
         assert_eq!(rewrite("static_assert(x)"), "static_assert(x)");
