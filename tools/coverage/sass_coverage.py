@@ -346,6 +346,12 @@ def accesses_of(report, base):
             "space": a["space"], "op": a["op"], "bytes": a["bytes"], "kernel": a["kernel"],
             "chain": chain, "class": a["class"], "text": a.get("text", ""),
             "elem_type": a.get("elem_type", ""),
+            # a load hoisted out of its loop: nvcc files it under a line from the loop's head
+            # to its own
+            "issued": [(real(os.path.join(base, i["file"])), l)
+                       for i in [a.get("issued_at")] if i
+                       for l in range(i["line"], a["line"])
+                       if real(os.path.join(base, i["file"])) == f],
         })
     return out
 
@@ -361,6 +367,8 @@ def match(sites, accesses, compiled_kernels, root=None):
     for a in accesses:
         for l in range(a["line"], max(a["line"], a["end_line"]) + 1):
             by_line[(a["file"], l)].append(a)
+        for fr in a.get("issued", []):
+            by_line[fr].append(a)
         # an access in a header outside the program's folder (FasterTransformer's `ldg` in
         # utils/, inlined into kernels/), filed where nvcc files it: at the innermost call
         # site in the program's own code, as `own_site` does for the compiler's chains
@@ -406,7 +414,7 @@ def match(sites, accesses, compiled_kernels, root=None):
         if id(a) in used:
             continue
         lines = [(a["file"], l) for l in range(a["line"], max(a["line"], a["end_line"]) + 1)]
-        lines += a["chain"]
+        lines += a["chain"] + a.get("issued", [])
         ok = any((sp, a["op"]) in site_lines.get(fr, ()) for fr in lines
                  for sp in (a["space"], "generic"))
         if not ok:

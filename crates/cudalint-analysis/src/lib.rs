@@ -128,6 +128,9 @@ pub struct Access {
     pub piece: Option<(u8, u8)>,
     /// The element's own bytes where nvcc loads only its low `bytes` (`(int)offsets[i]`).
     pub narrowed_from: Option<i64>,
+    /// A load hoisted out of a loop: the loop's head; nvcc files it under a line from there to
+    /// its own.
+    pub issued_at: Option<Loc>,
     /// The shared store of an asynchronous copy: its cost follows the global source's layout.
     pub copied: bool,
     /// Its excess traffic per launch, where the cost has figures.
@@ -502,6 +505,7 @@ fn analyze_kernel_inner(
                 inlined_at: raw.inlined_at.clone(),
                 piece: raw.piece,
                 narrowed_from: raw.narrowed_from,
+                issued_at: raw.issued_at,
                 copied: raw.copied_from.is_some(),
                 impact,
             };

@@ -1,6 +1,7 @@
 //! Sizes, alignments and field offsets of the types an access can name.
 
-use cudalint_syntax::{FileModel, StructDef, TypeRef};
+use cudalint_syntax::{compact_type_name, FileModel, StructDef, TypeRef};
+use std::borrow::Cow;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -314,7 +315,7 @@ fn member_name<'a>(fd: &'a cudalint_syntax::FieldDef, files: &[&'a FileModel]) -
 }
 
 /// What `name` is a typedef of, one step (`typedef block_q4_K_s block_q4_K;`), if it is one.
-pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a TypeRef> {
+pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<Cow<'a, TypeRef>> {
     // a type spelled with keywords only (`float`, `unsigned int`) is never a typedef's name,
     // and most lookups are of those: no file needs scanning
     const KEYWORDS: &[&str] = &[
@@ -324,20 +325,70 @@ pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a TypeRef
     if !name.is_empty() && name.split(' ').all(|w| KEYWORDS.contains(&w)) {
         return None;
     }
-    files.iter().find_map(|f| {
-        f.typedefs
+    files
+        .iter()
+        .find_map(|f| {
+            f.typedefs
+                .iter()
+                .find(|t| t.name == name && t.ty.name != name)
+                .map(|t| &t.ty)
+                // `#define float_sw4 double`: the macro is the type where a type is expected
+                .or_else(|| {
+                    f.defines
+                        .iter()
+                        .rev()
+                        .find(|d| d.name == name)
+                        .and_then(|d| d.as_type.as_ref())
+                        .filter(|t| t.name != name && names_a_type(t, files))
+                })
+        })
+        .map(Cow::Borrowed)
+        .or_else(|| member_typedef(name, files).map(Cow::Owned))
+}
+
+/// A type a struct declares in its body, named from outside: `IndPrecisionMap<AMGX_indInt>::Type`
+/// (the specialization's own typedef), `Traits<float>::value_type` (the template's, its
+/// parameters bound to the arguments), the owner through typedefs of its own.
+fn member_typedef(name: &str, files: &[&FileModel]) -> Option<TypeRef> {
+    let (owner, member) = name.rsplit_once("::")?;
+    if owner.is_empty() || member.contains(['<', '>']) {
+        return None;
+    }
+    let owner = compact_type_name(&through_typedefs(&compact_type_name(owner), files));
+    let find = |n: &str| {
+        files
             .iter()
-            .find(|t| t.name == name && t.ty.name != name)
-            .map(|t| &t.ty)
-            // `#define float_sw4 double`: the macro is the type where a type is expected
-            .or_else(|| {
-                f.defines
-                    .iter()
-                    .rev()
-                    .find(|d| d.name == name)
-                    .and_then(|d| d.as_type.as_ref())
-                    .filter(|t| t.name != name && names_a_type(t, files))
-            })
+            .find_map(|f| f.typedefs.iter().find(|t| t.name == n))
+    };
+    if let Some(t) = find(&format!("{owner}::{member}")) {
+        return Some(t.ty.clone());
+    }
+    let (base, args) = split_template(&owner);
+    if args.is_empty() {
+        return None;
+    }
+    let t = &find(&format!("{base}::{member}"))?.ty;
+    let params = &struct_named(base, files)?.template_params;
+    match params.iter().position(|p| *p == t.name) {
+        Some(i) => {
+            let mut bound = TypeRef::named(args.get(i)?);
+            bound.pointer_depth += t.pointer_depth;
+            bound.is_const |= t.is_const;
+            Some(bound)
+        }
+        // a member type spelled with the parameters inside (`Pair<T, T>`) is left alone
+        None if params.iter().any(|p| mentions(&t.name, p)) => None,
+        None => Some(t.clone()),
+    }
+}
+
+/// Whether `text` uses the name `word` as a whole word.
+fn mentions(text: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().last();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
     })
 }
 
@@ -644,6 +695,34 @@ fn round_up(x: i64, a: i64) -> i64 {
     }
 }
 
+/// `Packed128<floatX>` as `("Packed128", ["floatX"])` (top-level commas only).
+pub(crate) fn split_template(name: &str) -> (&str, Vec<String>) {
+    let Some((base, rest)) = name.split_once('<') else {
+        return (name.trim(), Vec::new());
+    };
+    let inner = rest.strip_suffix('>').unwrap_or(rest);
+    let mut args = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for c in inner.chars() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(cur.trim().to_string());
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(c);
+    }
+    if !cur.trim().is_empty() {
+        args.push(cur.trim().to_string());
+    }
+    (base.trim(), args)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -676,5 +755,32 @@ mod tests {
         assert_eq!(field("NEP::ParaMB", "L_max", &files).map(|f| f.0), Some(4));
         // the nested type and the member function take no room in the class
         assert_eq!(layout_named("NEP", &files, 0).map(|l| l.size), Some(8));
+    }
+
+    #[test]
+    fn a_type_a_struct_declares_is_found_through_its_owner() {
+        let m = model(
+            "enum P { P_int, P_int64 };\ntemplate <P> struct Map;\n\
+             template <> struct Map<P_int> { typedef int Type; };\n\
+             template <> struct Map< P_int64 > { using Type = long long; };\n\
+             template <class T> struct Traits { typedef T value_type; typedef T* pointer; typedef int size_type; };\n\
+             typedef typename Map<P_int>::Type INDEX;\ntypedef Map<P_int64> Wide;",
+        );
+        let files = [&m];
+        let size = |n: &str| layout_named(n, &files, 0).map(|l| l.size);
+        assert_eq!(size("INDEX"), Some(4));
+        assert_eq!(size("Map<P_int64>::Type"), Some(8));
+        // the owner through a typedef of its own
+        assert_eq!(size("Wide::Type"), Some(8));
+        // the template's own member types, its parameter bound
+        assert_eq!(size("Traits<double>::value_type"), Some(8));
+        assert_eq!(size("typename Traits<short>::size_type"), Some(4));
+        assert_eq!(
+            typedef_of("Traits<char>::pointer", &files).map(|t| (t.name.clone(), t.pointer_depth)),
+            Some(("char".to_string(), 1))
+        );
+        // no such member, no such specialization
+        assert_eq!(size("Map<P_int>::Other"), None);
+        assert_eq!(size("Map<P_other>::Type"), None);
     }
 }

@@ -180,6 +180,10 @@ pub struct AccessRecord {
     pub text: String,
     /// The calls of `__device__` functions the access was inlined through, innermost first.
     pub inlined_at: Vec<CallSite>,
+    /// A load hoisted out of its loop: the loop's head. nvcc files the one load (and a profile
+    /// counts it) under a line from there to the access's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<IssuedAt>,
     /// What the figures assume that the source does not say (an element size not known).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub assumptions: Vec<String>,
@@ -208,6 +212,14 @@ pub struct PaddedWarp {
     pub wavefronts: f64,
     /// (lane, byte offset in the padded array) of the active lanes.
     pub lanes: Vec<(u8, i64)>,
+}
+
+/// The head of the loop a load is hoisted out of.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IssuedAt {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
 }
 
 /// A call an access was inlined through.
@@ -638,6 +650,14 @@ fn record(a: &Access, kernel_excess: f64, ctx: &Ctx) -> AccessRecord {
         block_source: source,
         text: ctx.text(a.loc),
         inlined_at,
+        issued_at: a.issued_at.map(|l| {
+            let p = ctx.pos(l);
+            IssuedAt {
+                file: p.file,
+                line: p.line,
+                column: p.column,
+            }
+        }),
         assumptions: a.assumptions.clone(),
         span: p.bytes.clone(),
         lanes: a.cost.lanes.clone(),

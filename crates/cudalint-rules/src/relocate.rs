@@ -119,6 +119,7 @@ impl Moves {
                 inlined_at,
                 piece: _,
                 narrowed_from: _,
+                issued_at,
                 copied: _,
                 impact,
             } = x;
@@ -128,6 +129,7 @@ impl Moves {
             }
             self.loc(kernel_loc)?;
             self.opt(decl)?;
+            self.opt(issued_at)?;
             self.opt(lane_term)?;
             if let Some(Impact {
                 excess_per_request: _,

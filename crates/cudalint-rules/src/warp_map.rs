@@ -126,6 +126,7 @@ mod tests {
             block_source: String::new(),
             text: "x".into(),
             inlined_at: Vec::new(),
+            issued_at: None,
             assumptions: Vec::new(),
             impact: None,
             span: 0..1,

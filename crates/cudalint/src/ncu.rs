@@ -366,7 +366,8 @@ pub fn compare(
 
 /// cudalint's accesses of the measured kind that ncu files under this line: those on the line,
 /// else one whose expression ends on it (ncu files `reinterpret_cast<float4*>(\n &C[i])[0]`
-/// under the later line), else one inlined through a call on it (an access of a helper that
+/// under the later line), else a load hoisted out of a loop between whose head and the load
+/// the line is, else one inlined through a call on it (an access of a helper that
 /// ncu files under the call line).
 fn measured_accesses<'r>(
     m: &Measured,
@@ -386,6 +387,18 @@ fn measured_accesses<'r>(
         .collect();
     if !in_statement.is_empty() {
         return in_statement;
+    }
+    // a load hoisted out of its loop, filed under a line from the loop's head to its own
+    let hoisted: Vec<_> = all()
+        .filter(|a| {
+            a.file == local
+                && a.issued_at
+                    .as_ref()
+                    .is_some_and(|i| i.file == local && i.line <= m.line && m.line < a.line)
+        })
+        .collect();
+    if !hoisted.is_empty() {
+        return hoisted;
     }
     all()
         .filter(|a| {

@@ -195,6 +195,15 @@ impl KernelRun<'_> {
             Ok(v) => return v,
             Err(argv) => argv,
         };
+        // `cli(t, 3)` on an object: its struct's `operator()` (hoomd's `Index2D` indexers)
+        let argv = if is_identifier(name) && self.lookup_local(name).is_some() {
+            match self.member_call(&format!("{name}.operator()"), targs, argv, span) {
+                Ok(v) => return v,
+                Err(argv) => argv,
+            }
+        } else {
+            argv
+        };
         if let Some(v) = self.parameter_method(name, &argv) {
             return v;
         }
@@ -803,6 +812,10 @@ impl KernelRun<'_> {
                 if let Some((_, a)) = binds.iter().find(|(n, _)| *n == p.name) {
                     let arg = self.template_arg_text(a);
                     template.push((p.name.clone(), arg));
+                } else if let Some(d) = &p.default {
+                    // `Hash<int>` of `template <typename K, int WARP_SIZE = 32> struct Hash`
+                    let arg = self.template_arg(d, p.is_type);
+                    template.push((p.name.clone(), arg));
                 }
             }
             own = &own[count..];
@@ -906,7 +919,8 @@ impl KernelRun<'_> {
             .rsplit_once("->")
             .or_else(|| name.rsplit_once('.'))
             .filter(|(object, method)| {
-                is_identifier(method) && object.split('.').all(|p| is_identifier(p.trim()))
+                (is_identifier(method) || *method == "operator()")
+                    && object.split('.').all(|p| is_identifier(p.trim()))
             });
         let Some((object, method)) = split else {
             return Err(argv);

@@ -45,6 +45,12 @@ impl KernelRun<'_> {
         for (name, c) in l.constants {
             captured.push((name.as_str().into(), Val::Int(sym::konst(c))));
         }
+        // a host value the launch cannot fold (`stride`, a parameter of the wrapper's caller)
+        // is a run-time value in the kernel, as a kernel's own scalar parameter is
+        for name in l.runtime {
+            let v = self.runtime_var(&name, None);
+            captured.push((name.as_str().into(), Val::Int(v)));
+        }
         Val::Closure(Rc::new(Closure {
             def: l.def,
             captured,
@@ -59,14 +65,15 @@ impl KernelRun<'_> {
         let Val::Closure(c) = v else { return None };
         let mut pointers = Vec::new();
         let mut constants = Vec::new();
+        let mut runtime = Vec::new();
         for (name, v) in &c.captured {
             match v {
                 Val::Ptr(p) => pointers.push((name.to_string(), p.elem.clone())),
-                Val::Int(s) => {
-                    if let Some(k) = s.as_const() {
-                        constants.push((name.to_string(), k));
-                    }
-                }
+                Val::Int(s) => match s.as_const() {
+                    Some(k) => constants.push((name.to_string(), k)),
+                    None => runtime.push(name.to_string()),
+                },
+                Val::Unknown(_) => runtime.push(name.to_string()),
                 _ => {}
             }
         }
@@ -75,6 +82,7 @@ impl KernelRun<'_> {
             file: c.file,
             pointers,
             constants,
+            runtime,
         })
     }
 

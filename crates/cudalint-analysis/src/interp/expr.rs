@@ -80,12 +80,15 @@ impl KernelRun<'_> {
                     .lookup_local(&name)
                     .cloned()
                     .unwrap_or(Val::Unknown("local given by address".into())),
-                None => match self.place(e) {
-                    Some(p) if p.subarray => Val::Ptr(p.ptr),
-                    Some(p) => self.load(p, e),
-                    None => Val::Unknown(
-                        "subscript of something that is not an array or pointer".into(),
-                    ),
+                None => match self.loaded_object_element(e) {
+                    Some(v) => v,
+                    None => match self.place(e) {
+                        Some(p) if p.subarray => Val::Ptr(p.ptr),
+                        Some(p) => self.load(p, e),
+                        None => Val::Unknown(
+                            "subscript of something that is not an array or pointer".into(),
+                        ),
+                    },
                 },
             },
             ExprKind::Unary { op, arg } => self.unary(*op, arg),

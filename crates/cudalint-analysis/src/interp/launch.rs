@@ -9,6 +9,10 @@ use cudalint_syntax::{Expr, ExprKind, Function, Span, Stmt, TemplateArg};
 /// Calls of a templated host function looked at for its instantiations.
 const MAX_HOST_CALLS: usize = 8;
 
+/// Distinct lambdas a launching wrapper's callers pass that are each evaluated (the calls of
+/// the wrapper looked at, too): xgboost's `dh::LaunchN` has about 50 in its `src/`.
+const MAX_LAMBDA_VARIANTS: usize = 64;
+
 /// What a launch site pins down, evaluated in its host function.
 #[derive(Clone, Debug, Default)]
 pub struct LaunchValues {
@@ -42,6 +46,25 @@ impl KernelRun<'_> {
     /// wrapper (`template <class K, class T> void sort(K* keys, T* vals)`) launches with the
     /// types each of its calls deduces; any other launch once.
     pub fn eval_launch_all(
+        &mut self,
+        file: usize,
+        launch: &cudalint_syntax::Launch,
+        kernel: &Function,
+    ) -> Vec<LaunchValues> {
+        // a wrapper given a different lambda by each caller launches once for each
+        self.lambda_variant = 0;
+        self.lambda_variants = 0;
+        let mut all = self.eval_launch_instances(file, launch, kernel);
+        for k in 1..self.lambda_variants.min(MAX_LAMBDA_VARIANTS) {
+            self.lambda_variant = k;
+            all.extend(self.eval_launch_instances(file, launch, kernel));
+        }
+        self.lambda_variant = 0;
+        all
+    }
+
+    /// [`Self::eval_launch_all`] for the current lambda variant.
+    fn eval_launch_instances(
         &mut self,
         file: usize,
         launch: &cudalint_syntax::Launch,
@@ -167,6 +190,11 @@ impl KernelRun<'_> {
                 .flatten();
             if let Some(t) = deduced {
                 template.push((tp.name.clone(), TArg::Type(t)));
+            } else if let Some(d) = &tp.default {
+                // `template <int ITEMS_PER_THREAD = 8, int BLOCK_THREADS = 256, typename L>
+                // void LaunchN(size_t n, L lambda)` called as `LaunchN(n, [=] ...)`
+                let arg = self.template_arg(d, tp.is_type);
+                template.push((tp.name.clone(), arg));
             }
         }
         self.scopes.truncate(base);
@@ -387,13 +415,14 @@ impl KernelRun<'_> {
         host: &Function,
         index: usize,
         depth: usize,
+        max_calls: usize,
     ) -> Option<Vec<Val>> {
         const MAX_DEPTH: usize = 3;
         if depth >= MAX_DEPTH {
             return None;
         }
         let calls = self.project.host_calls_of(&host.name);
-        if calls.len() > MAX_HOST_CALLS {
+        if calls.len() > max_calls {
             return None;
         }
         let mut values = Vec::new();
@@ -422,7 +451,7 @@ impl KernelRun<'_> {
     /// pass different values or one is not a constant.
     fn host_param_value(&mut self, host: &Function, index: usize, depth: usize) -> Option<i64> {
         let mut value = None;
-        for v in self.values_callers_pass(host, index, depth)? {
+        for v in self.values_callers_pass(host, index, depth, MAX_HOST_CALLS)? {
             let v = match v {
                 Val::Int(s) => s.as_const()?,
                 _ => return None,
@@ -435,21 +464,36 @@ impl KernelRun<'_> {
         value
     }
 
-    /// The lambda every host call of `host` passes for its parameter `index` (a wrapper
-    /// `for_each(n, f)` that launches `apply<<<...>>>(n, f)`, called with `[=] __device__ (int
-    /// i) {...}`), made in its caller's scope; none when calls pass different ones.
+    /// The lambda host calls of `host` pass for its parameter `index` (a wrapper `for_each(n,
+    /// f)` that launches `apply<<<...>>>(n, f)`, called with `[=] __device__ (int i) {...}`),
+    /// made in its caller's scope: where calls pass different ones, the current variant's
+    /// (see `lambda_variant`); none when a call passes something else.
     fn host_param_lambda(&mut self, host: &Function, index: usize, depth: usize) -> Option<Val> {
-        let mut found: Option<Val> = None;
-        for v in self.values_callers_pass(host, index, depth)? {
-            let Val::Closure(c) = v else { return None };
-            if let Some(Val::Closure(f)) = &found {
-                if !std::sync::Arc::ptr_eq(&f.def, &c.def) {
-                    return None;
+        // (each variant's evaluation asks again: the callers are evaluated once)
+        let key = (std::ptr::from_ref(host) as usize, index, depth);
+        let distinct = match self.lambda_cache.iter().find(|(k, _)| *k == key) {
+            Some((_, d)) => d.clone(),
+            None => {
+                let mut distinct: Vec<std::rc::Rc<super::Closure>> = Vec::new();
+                let values = self.values_callers_pass(host, index, depth, MAX_LAMBDA_VARIANTS);
+                for v in values.unwrap_or_default() {
+                    let Val::Closure(c) = v else {
+                        distinct.clear();
+                        break;
+                    };
+                    if !distinct
+                        .iter()
+                        .any(|f| std::sync::Arc::ptr_eq(&f.def, &c.def))
+                    {
+                        distinct.push(c);
+                    }
                 }
+                self.lambda_cache.push((key, distinct.clone()));
+                distinct
             }
-            found = Some(Val::Closure(c));
-        }
-        found
+        };
+        self.lambda_variants = self.lambda_variants.max(distinct.len());
+        distinct.get(self.lambda_variant).cloned().map(Val::Closure)
     }
 
     /// A type as the current frame's template bindings make it: `Ktraits`, a host function's

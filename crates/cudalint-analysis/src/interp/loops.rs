@@ -55,6 +55,13 @@ impl KernelRun<'_> {
             if step.lane_varying || step.data {
                 continue;
             }
+            // a step the body computes (`warp_offset += __popc(poll)`, `poll` declared in the
+            // body): the first iteration starts where the loop does, later ones are the body's
+            // doing, as for a data-dependent step
+            if step.unknown_reason().is_some() {
+                carried.insert(ind.name.clone());
+                continue;
+            }
             let new = match (&ind.step, v0.clone()) {
                 (StepKind::Add(..), Val::Int(s0)) => {
                     if trip_inputs.is_none() {
@@ -258,12 +265,14 @@ impl KernelRun<'_> {
                 "issued once after the loop: nvcc keeps the value in a register through it".into(),
             );
         }
+        let head = self.loops[id as usize].at;
         for &(at, before_loop) in kept.iter().rev() {
             if before_loop {
                 self.accesses.remove(at);
             } else {
                 let a = &mut self.accesses[at];
                 a.loops.retain(|&l| l < id);
+                a.issued_at = Some(head);
                 a.assumptions.push(
                     if stored.contains(&at) {
                         "issued once before the loop: nvcc keeps the value in a register, each \

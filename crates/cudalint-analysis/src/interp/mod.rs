@@ -138,6 +138,12 @@ pub struct RawAccess {
     /// The bytes of the element when nvcc loads only its low part (`(int)offsets[i]` of a
     /// `long`): the ideal is what the declared elements cost, a narrower read being no waste.
     pub narrowed_from: Option<i64>,
+    /// A load hoisted out of a loop: the loop's head. nvcc files the one load under a line
+    /// from there to its own (a hoisted instruction loses its line and takes that of the code
+    /// next to it: CTranslate2's layer norm reads `s_mean` and `s_variance` in its loop, one
+    /// `LDS.64` filed under the `for`; in `fixtures/member_types_and_loop_steps.cu` under the
+    /// body's first line).
+    pub issued_at: Option<Loc>,
     /// The shared store of an asynchronous copy (`__pipeline_memcpy_async`, `LDGSTS`): the
     /// byte offset its data is read from in global memory, whose layout its cost follows.
     pub copied_from: Option<Sym>,
@@ -339,12 +345,22 @@ pub struct KernelRun<'p> {
     varying_locals: std::collections::HashSet<Rc<str>>,
     /// The template parameters of the host function whose launch is being evaluated.
     host_template_params: Vec<String>,
+    /// Which of the distinct lambdas a wrapper's callers pass (xgboost's `dh::LaunchN(n,
+    /// [=] __device__ (size_t i) {...})`, dozens of them) the launch being evaluated takes,
+    /// and how many there were: one configuration of the kernel each.
+    lambda_variant: usize,
+    lambda_variants: usize,
+    /// The distinct lambdas found for a wrapper's parameter.
+    lambda_cache: Vec<(LambdaSource, Vec<Rc<Closure>>)>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
     /// Local objects (`SharedMemory<float> shared;`), latest last: name, declared type (the
     /// struct whose member functions `shared.getPointer()` calls) and key in `fields`.
     objects: Vec<(Rc<str>, TypeRef, usize)>,
+    /// Local objects copied whole from memory (`group_t g = d_group_table[i];`): what their
+    /// array members hold, cudalint does not follow, is data.
+    loaded_objects: Vec<usize>,
     /// The members of local objects that constructors and member functions have set.
     fields: Vec<(usize, Rc<str>, Val)>,
     /// The object the next inlined call runs on (set by a member call or a constructor).
@@ -419,13 +435,14 @@ pub struct Bindings {
 
 /// A lambda passed at a launch: its definition, the file it is written in, and the host
 /// values it captured that the kernel can use: pointers (device memory, by their element
-/// type) and constants.
+/// type), constants, and values the host does not fold (run-time values in the kernel).
 #[derive(Clone, Debug)]
 pub struct LaunchLambda {
     def: std::sync::Arc<cudalint_syntax::Lambda>,
     file: usize,
     pointers: Vec<(String, TypeRef)>,
     constants: Vec<(String, i64)>,
+    runtime: Vec<String>,
 }
 
 impl LaunchLambda {
@@ -459,6 +476,9 @@ impl<'p> KernelRun<'p> {
             stores_to: Default::default(),
             varying_locals: Default::default(),
             host_template_params: Vec::new(),
+            lambda_variant: 0,
+            lambda_variants: 0,
+            lambda_cache: Vec::new(),
             loops: Vec::new(),
             accesses: Vec::new(),
             scopes: Vec::new(),
@@ -477,6 +497,7 @@ impl<'p> KernelRun<'p> {
             divergent: 0,
             clobbers: 0,
             objects: Vec::new(),
+            loaded_objects: Vec::new(),
             fields: Vec::new(),
             next_this: None,
             next_this_ptr: None,
@@ -750,6 +771,31 @@ impl<'p> KernelRun<'p> {
         Some((field.array_len.is_some(), field.ty.clone(), s.is_union))
     }
 
+    /// `g.tag[i]` where `g` is a local object copied whole from memory (hoomd's `group_t g =
+    /// d_group_table[group_idx]`, a union of arrays): an element of what was loaded, data.
+    fn loaded_object_element(&self, e: &Expr) -> Option<Val> {
+        let ExprKind::Index { base, .. } = &e.kind else {
+            return None;
+        };
+        let ExprKind::Field {
+            base: obj,
+            field,
+            arrow: false,
+        } = &base.kind
+        else {
+            return None;
+        };
+        let ExprKind::Ident(name) = &obj.kind else {
+            return None;
+        };
+        let (_, key) = self.local_object(self.lookup_local(name)?)?;
+        self.loaded_objects.contains(&key).then(|| {
+            Val::Int(sym::data(format!(
+                "`{name}.{field}[...]` of a struct loaded from memory"
+            )))
+        })
+    }
+
     /// The value a local object's name holds (what stands for the object), if `e` names one.
     fn local_object_named(&self, e: &Expr) -> Option<Val> {
         let ExprKind::Ident(name) = &e.kind else {
@@ -874,11 +920,23 @@ impl<'p> KernelRun<'p> {
                         ..ty.clone()
                     };
                 }
+                // a type its struct declares (`typedef T value_type;`), in this instance's terms
+                let member = self.types().iter().find_map(|f| {
+                    f.typedefs
+                        .iter()
+                        .find(|t| t.name == nested && t.ty.name != ty.name)
+                });
+                if let Some(t) = member {
+                    let mut out = self.resolve_type(&t.ty.clone());
+                    out.pointer_depth += ty.pointer_depth;
+                    out.is_const |= ty.is_const;
+                    return out;
+                }
             }
         }
         // typedefs of pointer types (`typedef float* fptr;`, `#define fptr float*`)
         if let Some(t) = types::typedef_of(&ty.name, self.types()).filter(|t| t.pointer_depth > 0) {
-            let mut out = t.clone();
+            let mut out = t.into_owned();
             out.pointer_depth += ty.pointer_depth;
             return out;
         }
@@ -894,10 +952,17 @@ impl<'p> KernelRun<'p> {
                 .contains('<')
                 .then(|| self.struct_instance(&ty.name))??;
             let bound = |t: &TypeRef| names::bind_type(&binds, t).unwrap_or_else(|| t.clone());
+            // `unsigned int tag[group_size]` of `group_storage<2>`
+            let value = |n: &str| {
+                binds
+                    .iter()
+                    .find(|(p, _)| p == n)
+                    .and_then(|(_, a)| a.trim().parse::<i64>().ok())
+            };
             let bind = types::Bind {
                 ty: &bound,
                 unknown: &|_| None,
-                value: &|_| None,
+                value: &value,
             };
             types::layout_of_template(&def, self.types(), &bind)
         })
@@ -927,6 +992,10 @@ impl Ptr {
         }
     }
 }
+
+/// A wrapper's lambda parameter, as its callers are looked up: (the wrapper's address,
+/// parameter index, depth of the caller chain).
+type LambdaSource = (usize, usize, usize);
 
 /// A value held in a register: (space, base, address, bytes, the lanes that hold it).
 type Held = (Space, Rc<str>, Sym, i64, Sym);

@@ -248,33 +248,7 @@ impl KernelRun<'_> {
     }
 }
 
-/// `Packed128<floatX>` as `("Packed128", ["floatX"])` (top-level commas only).
-pub(super) fn split_template(name: &str) -> (&str, Vec<String>) {
-    let Some((base, rest)) = name.split_once('<') else {
-        return (name.trim(), Vec::new());
-    };
-    let inner = rest.strip_suffix('>').unwrap_or(rest);
-    let mut args = Vec::new();
-    let mut depth = 0;
-    let mut cur = String::new();
-    for c in inner.chars() {
-        match c {
-            '<' | '(' => depth += 1,
-            '>' | ')' => depth -= 1,
-            ',' if depth == 0 => {
-                args.push(cur.trim().to_string());
-                cur.clear();
-                continue;
-            }
-            _ => {}
-        }
-        cur.push(c);
-    }
-    if !cur.trim().is_empty() {
-        args.push(cur.trim().to_string());
-    }
-    (base.trim(), args)
-}
+pub(super) use crate::types::split_template;
 
 /// The names CUDA gives every kernel: `threadIdx`, `blockIdx`, `blockDim`, `gridDim`,
 /// `warpSize`, and `NULL`.

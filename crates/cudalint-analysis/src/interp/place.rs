@@ -402,6 +402,7 @@ impl KernelRun<'_> {
                 piece: (count > 1).then_some((k as u8, count)),
                 branch: self.branch,
                 narrowed_from: narrowed.map(|_| place.bytes),
+                issued_at: None,
                 copied_from: None,
                 copy_source: false,
             });

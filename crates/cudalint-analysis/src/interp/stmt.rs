@@ -442,7 +442,10 @@ impl KernelRun<'_> {
                     _ if copied.is_some() => {}
                     // `BatchSlotAssignment a = params.d_slots[b];`: a copy of a struct in
                     // memory (loaded whole above) holds what its members held there
-                    Some(init) if is_lvalue(init) => self.copy_members_from_memory(key, init),
+                    Some(init) if is_lvalue(init) => {
+                        self.copy_members_from_memory(key, init);
+                        self.loaded_objects.push(key);
+                    }
                     Some(Expr {
                         kind: ExprKind::Init(args),
                         ..
