@@ -788,8 +788,11 @@ impl<'p> KernelRun<'p> {
         let ExprKind::Ident(name) = &obj.kind else {
             return None;
         };
-        let (_, key) = self.local_object(self.lookup_local(name)?)?;
-        self.loaded_objects.contains(&key).then(|| {
+        let (ty, key) = self.local_object(self.lookup_local(name)?)?;
+        // an array member (a pointer member points into memory: `batch.d_ivectors[i]` is a load)
+        let ty = self.resolve_type(&ty);
+        let (is_array, ..) = self.member_of(&ty.name, field)?;
+        (is_array && self.loaded_objects.contains(&key)).then(|| {
             Val::Int(sym::data(format!(
                 "`{name}.{field}[...]` of a struct loaded from memory"
             )))

@@ -54,7 +54,8 @@ impl<'s> Lowerer<'s> {
         for child in named_children(n) {
             match child.kind() {
                 "function_definition" => self.function(child, &params),
-                "struct_specifier" | "class_specifier" => {
+                // (hoomd's `template <unsigned int group_size> union group_storage`)
+                "struct_specifier" | "class_specifier" | "union_specifier" => {
                     self.struct_template = params.clone();
                     self.struct_def(child, None);
                     self.struct_template.clear();
