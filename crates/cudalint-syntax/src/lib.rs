@@ -398,6 +398,23 @@ mod struct_tests {
         let s = m.structs.iter().find(|s| s.name == "SharedMemory").unwrap();
         assert_eq!(s.extern_shared.as_deref(), Some("__smem"));
     }
+
+    #[test]
+    fn template_unions_and_member_types() {
+        let src = "template <unsigned int N> union group_storage { unsigned int tag[N]; unsigned int idx[N]; };\n\
+                   template <> struct Map<P_int> { typedef int Type; using Wide = long long; };\n";
+        let m = super::parse(src).unwrap().model;
+        let u = m
+            .structs
+            .iter()
+            .find(|s| s.name == "group_storage")
+            .unwrap();
+        assert!(u.is_union);
+        assert_eq!(u.template_params, ["N"]);
+        assert_eq!(u.fields.len(), 2);
+        let names: Vec<&str> = m.typedefs.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["Map<P_int>::Type", "Map<P_int>::Wide"]);
+    }
 }
 
 #[cfg(test)]
