@@ -789,9 +789,11 @@ impl<'p> KernelRun<'p> {
             return None;
         };
         let (ty, key) = self.local_object(self.lookup_local(name)?)?;
-        // an array member (a pointer member points into memory: `batch.d_ivectors[i]` is a load)
+        // an array member (a pointer member points into memory: `batch.d_ivectors[i]` is a
+        // load), or a member of a struct whose definition the run does not have (hoomd's
+        // `group_storage` is defined under `#ifdef __HIPCC__`, declared only otherwise)
         let ty = self.resolve_type(&ty);
-        let (is_array, ..) = self.member_of(&ty.name, field)?;
+        let is_array = self.member_of(&ty.name, field).is_none_or(|m| m.0);
         (is_array && self.loaded_objects.contains(&key)).then(|| {
             Val::Int(sym::data(format!(
                 "`{name}.{field}[...]` of a struct loaded from memory"
