@@ -445,6 +445,10 @@ impl KernelRun<'_> {
                     _ => sym::UnaryOp::Brev(w),
                 };
                 let a = self.rvalue(&args[0]).sym();
+                let a = match op {
+                    sym::UnaryOp::Popc(_) => super::groups::lane_rank(&a).unwrap_or(a),
+                    _ => a,
+                };
                 Val::Int(sym::un(op, a))
             }
             // integer intrinsics with no memory behind them: exact where their selector or

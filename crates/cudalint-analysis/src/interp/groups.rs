@@ -156,9 +156,36 @@ pub(super) fn warp_intrinsic(name: &str, args: &[Val], span: Span) -> Option<Val
             )));
         }
     }
-    (name.starts_with("__shfl")
-        || name.starts_with("__ballot")
-        || name.starts_with("__any")
-        || name.starts_with("__all"))
-    .then(|| Val::Int(sym::data(format!("result of `{name}`"))))
+    // a vote is the warp's: every lane it reaches gets the same value (one for each call
+    // site, as a broadcast is)
+    if name.starts_with("__ballot") || name.starts_with("__any") || name.starts_with("__all") {
+        let site = sym::konst((1 << 40) + i64::from(span.start));
+        let what = if name.starts_with("__ballot") {
+            WARP_VOTE
+        } else {
+            "the warp's vote"
+        };
+        return Some(Val::Int(sym::loaded(site, what)));
+    }
+    name.starts_with("__shfl")
+        .then(|| Val::Int(sym::data(format!("result of `{name}`"))))
+}
+
+/// What a `__ballot_sync` result is said to be read from: [`lane_rank`] recognises it.
+pub(super) const WARP_VOTE: &str = "the warp's vote of `__ballot_sync`";
+
+/// `__popc(vote & lanemask_lt)` (a warp's stream compaction: `out[base + __popc(ballot &
+/// ((1 << lane) - 1))]`): the lane's rank among the lanes that voted, taken as if every lane
+/// did, so the voting lanes' places are the run they write, `__popc` of the mask alone.
+pub(super) fn lane_rank(arg: &sym::Sym) -> Option<sym::Sym> {
+    let sym::SymKind::Bin(sym::Op::Bin(cudalint_syntax::BinOp::BitAnd), a, b) = &arg.kind else {
+        return None;
+    };
+    let is_vote = |s: &sym::Sym| matches!(&s.kind, sym::SymKind::Loaded(_, w) if &**w == WARP_VOTE);
+    let mask = match (is_vote(a), is_vote(b)) {
+        (true, false) => b,
+        (false, true) => a,
+        _ => return None,
+    };
+    (mask.lane_varying && !mask.data && mask.unknown_reason().is_none()).then(|| mask.clone())
 }
