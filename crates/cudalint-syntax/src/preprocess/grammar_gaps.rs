@@ -657,9 +657,9 @@ fn declares_a_function(b: &[u8], mask: &[bool], close: usize) -> bool {
         .last()
         .is_some_and(|c| matches!(c, b';' | b'{' | b'}'))
         || type_end.ends_with(b"explicit")
-        || type_end.ends_with(b"public:")
-        || type_end.ends_with(b"private:")
-        || type_end.ends_with(b"protected:");
+        || type_end
+            .strip_suffix(b":")
+            .is_some_and(ends_with_access_specifier);
     constructor
         || type_end
             .last()
