@@ -220,6 +220,7 @@ pub fn configurations(
     // `Real` from `MatrixElement<float>* x`): the assumed shape runs with each
     let mut unresolved_bindings: Vec<interp::Bindings> = Vec::new();
     let mut form = None;
+    let mut seen = std::collections::HashSet::new();
     {
         for (fi, l) in launches_of(project, kernel) {
             let mut run = interp::KernelRun::new(project, options);
@@ -278,13 +279,16 @@ pub fn configurations(
                         .map(|l| l.as_ref().map(|l| l.key()))
                         .collect()
                 };
-                let dup = out.iter().any(|(s, b)| {
-                    s.block == shape.block
-                        && format!("{:?}{:?}", b.template_args, b.params)
-                            == format!("{:?}{:?}", v.bindings.template_args, v.bindings.params)
-                        && lambdas(b) == lambdas(&v.bindings)
-                });
-                if !dup {
+                // (each configuration's key is spelled once: dozens of launch sites, each
+                // with its lambda variants, compared pairwise)
+                let key = format!(
+                    "{:?}{:?}{:?}{:?}",
+                    shape.block,
+                    v.bindings.template_args,
+                    v.bindings.params,
+                    lambdas(&v.bindings)
+                );
+                if seen.insert(key) {
                     out.push((shape, v.bindings));
                 }
             }

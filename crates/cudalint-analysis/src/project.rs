@@ -1,9 +1,9 @@
 //! Name tables over all files of a run, built once: lookups of functions, macros, file-scope
 //! declarations and launches are hash lookups, not scans of every file.
 
+use crate::types::TrimLiteral;
 use cudalint_syntax::{Decl, Define, Expr, ExprKind, FileModel, FnKind, Function, Launch, Stmt};
 use std::collections::HashMap;
-use std::sync::OnceLock;
 
 pub struct Project<'p> {
     pub files: &'p [&'p FileModel],
@@ -17,9 +17,29 @@ pub struct Project<'p> {
     defines: HashMap<&'p str, Vec<(usize, usize)>>,
     globals: HashMap<&'p str, Vec<(usize, usize)>>,
     launches: HashMap<&'p str, Vec<(usize, usize)>>,
-    /// Host functions by the names they call: built when a templated host wrapper is first
-    /// asked about.
-    host_callers: OnceLock<HashMap<String, Vec<(usize, usize)>>>,
+    /// The calls in host functions by the name they call, in each caller's order: every
+    /// launch's evaluation asks for its wrapper's callers, and walking the callers' bodies
+    /// again each time was a fiftieth of a run.
+    host_callers: HashMap<&'p str, Vec<(usize, usize, &'p Expr)>>,
+}
+
+fn host_calls<'p>(files: &'p [&'p FileModel]) -> HashMap<&'p str, Vec<(usize, usize, &'p Expr)>> {
+    let mut map: HashMap<&str, Vec<(usize, usize, &Expr)>> = HashMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        for (i, func) in f.functions.iter().enumerate() {
+            let Some(body) = func.body.as_ref().filter(|_| func.kind == FnKind::Host) else {
+                continue;
+            };
+            let mut found = Vec::new();
+            calls_in(body, &mut found);
+            for call in found {
+                if let ExprKind::Call { callee, .. } = &call.kind {
+                    map.entry(short(callee)).or_default().push((fi, i, call));
+                }
+            }
+        }
+    }
+    map
 }
 
 /// A name without its qualifiers (`ns::k` is `k`): how launches and calls are looked up.
@@ -52,10 +72,10 @@ fn pick<T>(
 
 /// Whether `path` ends with `include`: a header found through an include path (`-I`).
 fn ends_with_include(include: &str, path: &str) -> bool {
-    let include = include.trim_start_matches("./");
+    let include = include.trim_start_str("./");
     // a header found above the run's folder (`cudalint check force/` reading
     // "utilities/common.cuh" from the folder it is in) has a path no longer than the include
-    path.trim_start_matches("./") == include
+    path.trim_start_str("./") == include
         || (path.len() > include.len()
             && path.ends_with(include)
             && path.as_bytes()[path.len() - include.len() - 1] == b'/')
@@ -210,7 +230,7 @@ impl<'p> Project<'p> {
             defines: HashMap::new(),
             globals: HashMap::new(),
             launches: HashMap::new(),
-            host_callers: OnceLock::new(),
+            host_callers: host_calls(files),
         };
         for (fi, f) in files.iter().enumerate() {
             for (i, x) in f.functions.iter().enumerate() {
@@ -315,43 +335,12 @@ impl<'p> Project<'p> {
     /// The calls of `name` in host code (outside kernels and device functions), with the
     /// file and function each is in.
     pub fn host_calls_of(&self, name: &str) -> Vec<(usize, &'p Function, &'p Expr)> {
-        let callers = self.host_callers.get_or_init(|| {
-            let mut map: HashMap<String, Vec<(usize, usize)>> = HashMap::new();
-            for (fi, f) in self.files.iter().enumerate() {
-                for (i, func) in f.functions.iter().enumerate() {
-                    let Some(body) = func.body.as_ref().filter(|_| func.kind == FnKind::Host)
-                    else {
-                        continue;
-                    };
-                    let mut found = Vec::new();
-                    calls_in(body, &mut found);
-                    for call in found {
-                        if let ExprKind::Call { callee, .. } = &call.kind {
-                            let list = map.entry(short(callee).to_string()).or_default();
-                            if !list.contains(&(fi, i)) {
-                                list.push((fi, i));
-                            }
-                        }
-                    }
-                }
-            }
-            map
-        });
-        let mut out = Vec::new();
-        for &(fi, i) in callers.get(short(name)).into_iter().flatten() {
-            let Some(func) = self.files[fi].functions.get(i) else {
-                continue;
-            };
-            let mut found = Vec::new();
-            calls_in(func.body.as_deref().unwrap_or(&[]), &mut found);
-            for call in found {
-                if matches!(&call.kind, ExprKind::Call { callee, .. } if short(callee) == short(name))
-                {
-                    out.push((fi, func, call));
-                }
-            }
-        }
-        out
+        self.host_callers
+            .get(short(name))
+            .into_iter()
+            .flatten()
+            .map(|&(fi, i, call)| (fi, &self.files[fi].functions[i], call))
+            .collect()
     }
 
     pub fn launches_of(&self, kernel: &str) -> impl Iterator<Item = (usize, &'p Launch)> + '_ {

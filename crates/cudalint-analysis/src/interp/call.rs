@@ -3,6 +3,7 @@
 //! member functions of template structs), vector constructors, texture reads and
 //! `SharedMemory<T>()`. Cooperative groups and warp intrinsics are `groups.rs`.
 
+use crate::types::TrimLiteral;
 use super::{
     expr::{cast_int, is_this},
     groups::warp_intrinsic,
@@ -438,7 +439,7 @@ impl KernelRun<'_> {
                 if args.len() == 1 =>
             {
                 let w = if name.ends_with("ll") { 64 } else { 32 };
-                let op = match name.trim_start_matches("__").trim_end_matches("ll") {
+                let op = match name.trim_start_str("__").trim_end_str("ll") {
                     "clz" => sym::UnaryOp::Clz(w),
                     "popc" => sym::UnaryOp::Popc(w),
                     "ffs" => sym::UnaryOp::Ffs(w),

@@ -341,8 +341,7 @@ impl KernelRun<'_> {
                 .flatten()
             {
                 Val::Int(crate::sym::konst(c))
-            } else if let Some(c) = needed
-                .contains(p.name.as_str())
+            } else if let Some(c) = (needed.contains(p.name.as_str()) && may_take_lambda(p))
                 .then(|| self.host_param_lambda(host, i, depth))
                 .flatten()
             {
@@ -450,6 +449,23 @@ impl KernelRun<'_> {
     /// filter_size = 9;` in `main`, passed to the wrapper that launches); none when the calls
     /// pass different values or one is not a constant.
     fn host_param_value(&mut self, host: &Function, index: usize, depth: usize) -> Option<i64> {
+        // (every launch of the run, and every parameter the callers' own scopes need, asks
+        // again: the callers are replayed once per lambda variant)
+        let key = (
+            std::ptr::from_ref(host) as usize,
+            index,
+            depth,
+            self.lambda_variant,
+        );
+        if let Some((_, v)) = self.param_constants.iter().find(|(k, _)| *k == key) {
+            return *v;
+        }
+        let value = self.callers_constant(host, index, depth);
+        self.param_constants.push((key, value));
+        value
+    }
+
+    fn callers_constant(&mut self, host: &Function, index: usize, depth: usize) -> Option<i64> {
         let mut value = None;
         for v in self.values_callers_pass(host, index, depth, MAX_HOST_CALLS)? {
             let v = match v {
@@ -922,4 +938,15 @@ pub(super) fn modified_before(
             _ => {}
         }
     }
+}
+
+/// Whether a host function's parameter can hold a lambda its callers pass: not a pointer, not
+/// a number or a `dim3` (`int n`, `size_t bytes`, `float* p`). Those are never asked for one,
+/// which would replay every caller of the function again; a template type (`F f`, `Lambda&&
+/// f`), a `std::function`, a member function's class parameter or a typedef are.
+fn may_take_lambda(p: &cudalint_syntax::Param) -> bool {
+    p.ty.pointer_depth == 0
+        && p.dims.is_empty()
+        && p.ty.name != "dim3"
+        && crate::types::builtin(&p.ty.name).is_none()
 }

@@ -352,6 +352,9 @@ pub struct KernelRun<'p> {
     lambda_variants: usize,
     /// The distinct lambdas found for a wrapper's parameter.
     lambda_cache: Vec<(LambdaSource, Vec<Rc<Closure>>)>,
+    /// The constant a host function's callers pass for one of its parameters, per lambda
+    /// variant: (function, parameter, depth, variant) and the value, if one.
+    param_constants: Vec<((usize, usize, usize, usize), Option<i64>)>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
@@ -479,6 +482,7 @@ impl<'p> KernelRun<'p> {
             lambda_variant: 0,
             lambda_variants: 0,
             lambda_cache: Vec::new(),
+            param_constants: Vec::new(),
             loops: Vec::new(),
             accesses: Vec::new(),
             scopes: Vec::new(),

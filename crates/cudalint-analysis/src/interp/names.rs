@@ -2,6 +2,7 @@
 //! file-scope declarations, object-like macros and `-D` values, and static members of
 //! (template) structs through their typedefs and partial specializations. Calls are `call.rs`.
 
+use crate::types::TrimLiteral;
 use super::{is_vector_type, Frame, KernelRun, Returns, TArg, Val, MAX_CALL_DEPTH};
 use crate::sym::{self, Var};
 use crate::types;
@@ -273,7 +274,7 @@ pub(super) fn bind_type(binds: &[(String, String)], t: &TypeRef) -> Option<TypeR
     let stars = arg.matches('*').count() as u8;
     let bare = arg.trim_end_matches(|c: char| c == '*' || c.is_whitespace());
     Some(TypeRef {
-        name: bare.trim_start_matches("const ").trim().to_string(),
+        name: bare.trim_start_str("const ").trim().to_string(),
         pointer_depth: t.pointer_depth + stars,
         is_const: t.is_const || bare.starts_with("const "),
         ..t.clone()

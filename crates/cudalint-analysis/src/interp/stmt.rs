@@ -2,6 +2,7 @@
 //! different, declarations (arrays, `dim3`, vectors, pointers). Loops hand over to `loops.rs`,
 //! expressions to `expr.rs`.
 
+use crate::types::TrimLiteral;
 use super::{loops::collect_inductions, KernelRun, Ptr, Space, Val, LOCAL_OBJECT, MAX_STEPS};
 use crate::sym::{self, Sym, UnaryOp};
 use crate::types;
@@ -532,7 +533,7 @@ impl KernelRun<'_> {
         }
         let full = self.through_typedefs(&ty.name);
         let (base, args) = super::names::split_template(&full);
-        let base = base.trim_start_matches("::");
+        let base = base.trim_start_str("::");
         if !matches!(base, "std::array" | "cuda::std::array") || args.len() != 2 {
             return None;
         }

@@ -498,11 +498,39 @@ pub fn parse_number(text: &str) -> Option<ExprKind> {
 }
 
 /// Parses a macro replacement text as an expression; spans are shifted to `offset`.
+/// A macro body that is one decimal number or one capitalised name (`256`, `BLOCK_SIZE`):
+/// most `#define`s of a header are, and parsing each as a snippet was a seventh of lowering.
+/// (Lower-case words may be keywords, `NULL` is a null pointer: they go through the parser.)
+fn plain_operand(text: &str) -> Option<ExprKind> {
+    let b = text.as_bytes();
+    let first = *b.first()?;
+    if first.is_ascii_digit() {
+        return b
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| parse_number(text))
+            .flatten();
+    }
+    let word = first.is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    (word && b.iter().any(u8::is_ascii_uppercase) && text != "NULL")
+        .then(|| ExprKind::Ident(text.to_string()))
+}
+
 pub(super) fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr> {
     const PREFIX: &str = "void __cudalint_m() { (void)(";
     let trimmed = text.trim_end();
     if trimmed.is_empty() || trimmed.len() > 4096 {
         return None;
+    }
+    if let Some(kind) = plain_operand(trimmed) {
+        let end = offset + trimmed.len();
+        return Some(Expr {
+            kind,
+            span: Span {
+                start: offset as u32,
+                end: end as u32,
+            },
+        });
     }
     let src = format!("{PREFIX}{trimmed}\n); }}");
     let tree = crate::with_parser(|p| p.parse(&src, None))?;

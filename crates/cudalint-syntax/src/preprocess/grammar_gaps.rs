@@ -38,9 +38,8 @@ fn occurrences<'a>(
     word: &'a str,
 ) -> impl Iterator<Item = usize> + 'a {
     let w = word.as_bytes();
-    (0..b.len().saturating_sub(w.len() - 1)).filter(move |&i| {
+    memchr::memmem::find_iter(b, w).filter(move |&i| {
         mask[i]
-            && b[i..].starts_with(w)
             && (i == 0 || !is_word(b[i - 1]))
             && b.get(i + w.len()).is_none_or(|c| !is_word(*c))
     })

@@ -141,9 +141,8 @@ fn partner(b: &[u8], mask: &[bool], at: usize, limit: usize) -> Option<usize> {
 /// Every whole-word occurrence of `word` in code.
 fn words<'a>(b: &'a [u8], mask: &'a [bool], word: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
     let n = word.len();
-    (0..b.len().saturating_sub(n - 1)).filter(move |&i| {
+    memchr::memmem::find_iter(b, word).filter(move |&i| {
         mask[i]
-            && b[i..].starts_with(word)
             && (i == 0 || !is_word(b[i - 1]))
             && b.get(i + n).is_none_or(|c| !is_word(*c))
     })

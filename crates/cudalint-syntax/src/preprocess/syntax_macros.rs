@@ -74,7 +74,17 @@ pub fn blank<'a>(src: &'a str, specifiers: &BTreeMap<String, Specifier>) -> Cow<
 /// spaces otherwise (a function the analysis then finds called from device code is taken as
 /// callable from there, as nvcc would not have compiled the call otherwise).
 fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<String> {
+    // (a program's headers define hundreds of these: most words are told apart from all of
+    // them by their length and ends before the map is searched)
+    let filter = WordFilter::new(
+        user.keys()
+            .map(|k| k.trim_end_matches('('))
+            .chain(LIBRARY_SPECIFIERS.iter().map(|(n, _)| *n)),
+    );
     let found = |name: &str| {
+        if !filter.may_hold(name) {
+            return None;
+        }
         user.get(name).copied().or_else(|| {
             LIBRARY_SPECIFIERS
                 .iter()
@@ -82,12 +92,26 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
                 .map(|(_, s)| *s)
         })
     };
-    let present = user.keys().any(|k| src.contains(k.trim_end_matches('(')))
-        || LIBRARY_SPECIFIERS.iter().any(|(n, _)| src.contains(n));
+    // (one pass over the words: looking for each of the program's specifier macros in turn
+    // scanned the file once per macro)
+    let b = src.as_bytes();
+    let mut call_key = String::new();
+    let mut is_call_macro = |word: &str| {
+        if !filter.may_hold(word) {
+            return false;
+        }
+        call_key.clear();
+        call_key.push_str(word);
+        call_key.push('(');
+        user.contains_key(&call_key)
+    };
+    let present = words_of(b).any(|(s, e)| {
+        let w = &src[s..e];
+        found(w).is_some() || is_call_macro(w)
+    });
     if !present {
         return None;
     }
-    let b = src.as_bytes();
     let mask = mask_of(b, true);
     let mut out = b.to_vec();
     let mut changed = false;
@@ -128,7 +152,7 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
         while after < b.len() && (b[after] == b' ' || b[after] == b'\t') {
             after += 1;
         }
-        if b.get(after) == Some(&b'(') && user.contains_key(&format!("{}(", &src[start..i])) {
+        if b.get(after) == Some(&b'(') && is_call_macro(&src[start..i]) {
             let Some(close) = matching_paren(b, after) else {
                 continue;
             };
@@ -172,6 +196,62 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
 
 fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// A set of words as bits over their length and first and last bytes: a word it does not
+/// hold is surely none of them.
+struct WordFilter {
+    bits: [u64; 64],
+}
+
+impl WordFilter {
+    fn new<'a>(words: impl Iterator<Item = &'a str>) -> WordFilter {
+        let mut f = WordFilter { bits: [0; 64] };
+        for w in words {
+            let h = Self::slot(w);
+            f.bits[h / 64] |= 1 << (h % 64);
+        }
+        f
+    }
+
+    fn slot(w: &str) -> usize {
+        let b = w.as_bytes();
+        let (first, last) = (
+            b.first().copied().unwrap_or(0),
+            b.last().copied().unwrap_or(0),
+        );
+        (b.len().wrapping_mul(131) ^ (first as usize).wrapping_mul(31) ^ (last as usize) * 7)
+            % 4096
+    }
+
+    fn may_hold(&self, w: &str) -> bool {
+        let h = Self::slot(w);
+        self.bits[h / 64] & (1 << (h % 64)) != 0
+    }
+}
+
+/// The identifiers of a text, as byte ranges (numbers' digits and suffixes are not).
+fn words_of(b: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let c = b[i];
+            if c.is_ascii_alphabetic() || c == b'_' {
+                let start = i;
+                while i < b.len() && is_word(b[i]) {
+                    i += 1;
+                }
+                return Some((start, i));
+            }
+            i += 1;
+            if c.is_ascii_digit() {
+                while i < b.len() && is_word(b[i]) {
+                    i += 1;
+                }
+            }
+        }
+        None
+    })
 }
 
 /// The `)` matching the `(` at `open`, on the same logical line or a few after.
