@@ -188,6 +188,9 @@ type Sample = (i64, Option<(u32, i64)>);
 #[derive(Default)]
 pub struct MaskCache {
     map: std::collections::HashMap<(usize, [i64; 3], Sample), [bool; WARP]>,
+    /// How many blocks of the grid run a condition (by its address): the accesses under one
+    /// `if` share it.
+    pub(crate) blocks: std::collections::HashMap<usize, Option<i64>>,
 }
 
 /// One evaluated sample: the lanes' byte offsets, which lanes run, and the cost.

@@ -39,7 +39,6 @@ impl TrimLiteral for str {
     }
 }
 
-
 /// Built-in scalar and vector types (CUDA's `vector_types.h` alignments), for Linux's LP64 data
 /// model, which nvcc follows in device code: `long` is 8 bytes, as on the host.
 pub fn builtin(name: &str) -> Option<Layout> {
@@ -218,9 +217,7 @@ fn layout_bound(name: &str, files: &[&FileModel], bind: &Bind, depth: usize) -> 
     if let Some(b) = builtin(name) {
         return Some(b);
     }
-    let bare = name
-        .trim_start_str("struct ")
-        .trim_start_str("const ");
+    let bare = name.trim_start_str("struct ").trim_start_str("const ");
     if let Some(t) = typedef_of(bare, files) {
         if t.pointer_depth > 0 {
             return Some(POINTER);
@@ -274,10 +271,7 @@ pub fn padding(ty: &TypeRef, files: &[&FileModel]) -> Vec<(i64, i64)> {
     if ty.pointer_depth > 0 {
         return Vec::new();
     }
-    let bare = ty
-        .name
-        .trim_start_str("const ")
-        .trim_start_str("struct ");
+    let bare = ty.name.trim_start_str("const ").trim_start_str("struct ");
     // cuRAND's 48-byte states: 36 bytes of words, a float, 4 bytes of padding, a double
     if matches!(
         bare,
@@ -707,9 +701,7 @@ fn vector_component(name: &str) -> Option<&'static str> {
 }
 
 pub fn is_struct(name: &str, files: &[&FileModel]) -> bool {
-    let bare = name
-        .trim_start_str("struct ")
-        .trim_start_str("const ");
+    let bare = name.trim_start_str("struct ").trim_start_str("const ");
     let full = through_typedefs(bare, files);
     struct_named(&full, files).is_some()
 }

@@ -3,7 +3,6 @@
 //! member functions of template structs), vector constructors, texture reads and
 //! `SharedMemory<T>()`. Cooperative groups and warp intrinsics are `groups.rs`.
 
-use crate::types::TrimLiteral;
 use super::{
     expr::{cast_int, is_this},
     groups::warp_intrinsic,
@@ -13,6 +12,7 @@ use super::{
 };
 use crate::sym::{self, Op, Sym, Var};
 use crate::types;
+use crate::types::TrimLiteral;
 use cudalint_syntax::{BinOp, Expr, ExprKind, FnKind, Function, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 

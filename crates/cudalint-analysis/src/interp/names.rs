@@ -2,10 +2,10 @@
 //! file-scope declarations, object-like macros and `-D` values, and static members of
 //! (template) structs through their typedefs and partial specializations. Calls are `call.rs`.
 
-use crate::types::TrimLiteral;
 use super::{is_vector_type, Frame, KernelRun, Returns, TArg, Val, MAX_CALL_DEPTH};
 use crate::sym::{self, Var};
 use crate::types;
+use crate::types::TrimLiteral;
 use cudalint_syntax::{Decl, Span, TemplateArg, TypeRef};
 
 impl KernelRun<'_> {

@@ -2,10 +2,10 @@
 //! different, declarations (arrays, `dim3`, vectors, pointers). Loops hand over to `loops.rs`,
 //! expressions to `expr.rs`.
 
-use crate::types::TrimLiteral;
 use super::{loops::collect_inductions, KernelRun, Ptr, Space, Val, LOCAL_OBJECT, MAX_STEPS};
 use crate::sym::{self, Sym, UnaryOp};
 use crate::types;
+use crate::types::TrimLiteral;
 use cudalint_syntax::{Decl, Expr, ExprKind, Stmt, TypeRef};
 use std::rc::Rc;
 

@@ -511,7 +511,8 @@ fn plain_operand(text: &str) -> Option<ExprKind> {
             .then(|| parse_number(text))
             .flatten();
     }
-    let word = first.is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
+    let word =
+        first.is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     (word && b.iter().any(u8::is_ascii_uppercase) && text != "NULL")
         .then(|| ExprKind::Ident(text.to_string()))
 }

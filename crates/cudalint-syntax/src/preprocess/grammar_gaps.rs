@@ -39,9 +39,7 @@ fn occurrences<'a>(
 ) -> impl Iterator<Item = usize> + 'a {
     let w = word.as_bytes();
     memchr::memmem::find_iter(b, w).filter(move |&i| {
-        mask[i]
-            && (i == 0 || !is_word(b[i - 1]))
-            && b.get(i + w.len()).is_none_or(|c| !is_word(*c))
+        mask[i] && (i == 0 || !is_word(b[i - 1])) && b.get(i + w.len()).is_none_or(|c| !is_word(*c))
     })
 }
 

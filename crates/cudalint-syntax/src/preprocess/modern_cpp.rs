@@ -142,9 +142,7 @@ fn partner(b: &[u8], mask: &[bool], at: usize, limit: usize) -> Option<usize> {
 fn words<'a>(b: &'a [u8], mask: &'a [bool], word: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
     let n = word.len();
     memchr::memmem::find_iter(b, word).filter(move |&i| {
-        mask[i]
-            && (i == 0 || !is_word(b[i - 1]))
-            && b.get(i + n).is_none_or(|c| !is_word(*c))
+        mask[i] && (i == 0 || !is_word(b[i - 1])) && b.get(i + n).is_none_or(|c| !is_word(*c))
     })
 }
 
