@@ -354,7 +354,7 @@ pub struct KernelRun<'p> {
     lambda_cache: Vec<(LambdaSource, Vec<Rc<Closure>>)>,
     /// The constant a host function's callers pass for one of its parameters, per lambda
     /// variant: (function, parameter, depth, variant) and the value, if one.
-    param_constants: Vec<((usize, usize, usize, usize), Option<i64>)>,
+    param_constants: Vec<(ParamSource, Option<i64>)>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
@@ -1005,6 +1005,8 @@ impl Ptr {
 /// A wrapper's lambda parameter, as its callers are looked up: (the wrapper's address,
 /// parameter index, depth of the caller chain).
 type LambdaSource = (usize, usize, usize);
+/// A host function's parameter asked for at a depth of callers, under a lambda variant.
+type ParamSource = (usize, usize, usize, usize);
 
 /// A value held in a register: (space, base, address, bytes, the lanes that hold it).
 type Held = (Space, Rc<str>, Sym, i64, Sym);

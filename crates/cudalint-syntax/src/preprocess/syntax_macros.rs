@@ -220,7 +220,8 @@ impl WordFilter {
             b.first().copied().unwrap_or(0),
             b.last().copied().unwrap_or(0),
         );
-        (b.len().wrapping_mul(131) ^ (first as usize).wrapping_mul(31) ^ (last as usize) * 7) % 4096
+        (b.len().wrapping_mul(131) ^ (first as usize).wrapping_mul(31) ^ ((last as usize) * 7))
+            % 4096
     }
 
     fn may_hold(&self, w: &str) -> bool {
