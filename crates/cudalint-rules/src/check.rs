@@ -795,4 +795,21 @@ mod tests {
             (Some(8.0), Some(4.0))
         );
     }
+
+    #[test]
+    fn blocks_running_a_condition_count_the_components_it_does_not_read() {
+        // the middle block (2, 1) runs neither store: the first block stands for them, and
+        // the blocks that run each are counted over the grid of 4 x 3
+        let src = "__global__ void k(float* o) {\n\
+                   if (blockIdx.x == 0 && threadIdx.x == 0) o[blockIdx.y] = 0;\n\
+                   if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x < 32) o[threadIdx.x * 8] = 1;\n}\n\
+                   void go(float* o) { k<<<dim3(4, 3), 64>>>(o); }\n";
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        let blocks: Vec<(usize, Option<i64>)> = reports[0]
+            .accesses
+            .iter()
+            .map(|a| (a.line, a.impact.as_ref().and_then(|i| i.blocks)))
+            .collect();
+        assert_eq!(blocks, vec![(2, Some(3)), (3, Some(1))], "{blocks:?}");
+    }
 }
