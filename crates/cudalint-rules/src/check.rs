@@ -195,7 +195,7 @@ pub struct AccessRecord {
     pub span: std::ops::Range<usize>,
     /// The first sampled warp: (lane, byte offset from the base) of its active lanes.
     #[serde(skip)]
-    pub lanes: Vec<(u8, i64)>,
+    pub lanes: crate::warp_lanes::WarpLanes,
     /// Bytes per sector and per bank of the target (to draw the warp's picture).
     #[serde(skip)]
     pub geometry: (i64, i64, i64),
@@ -211,7 +211,7 @@ pub struct PaddedWarp {
     pub pad: i64,
     pub wavefronts: f64,
     /// (lane, byte offset in the padded array) of the active lanes.
-    pub lanes: Vec<(u8, i64)>,
+    pub lanes: crate::warp_lanes::WarpLanes,
 }
 
 /// The head of the loop a load is hoisted out of.
@@ -660,11 +660,11 @@ fn record(a: &Access, kernel_excess: f64, ctx: &Ctx) -> AccessRecord {
         }),
         assumptions: a.assumptions.clone(),
         span: p.bytes.clone(),
-        lanes: a.cost.lanes.clone(),
+        lanes: crate::warp_lanes::WarpLanes::new(&a.cost.lanes),
         padded: a.padding.as_ref().map(|p| PaddedWarp {
             pad: p.pad,
             wavefronts: p.wavefronts_after,
-            lanes: p.lanes_after.clone(),
+            lanes: crate::warp_lanes::WarpLanes::new(&p.lanes_after),
         }),
         impact: crate::impact::figures(a, kernel_excess, ctx),
         geometry: (

@@ -16,6 +16,7 @@ mod project_headers;
 mod relocate;
 pub mod rules;
 pub mod suppress;
+pub mod warp_lanes;
 pub mod warp_map;
 pub mod workspace;
 

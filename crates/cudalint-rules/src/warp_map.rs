@@ -39,13 +39,13 @@ impl WarpMap {
 /// The grouping of an access's lanes, or `None` where no lanes were evaluated (or the target's
 /// geometry is unknown).
 pub fn warp_map(a: &AccessRecord) -> Option<WarpMap> {
-    map_of(a, &a.lanes)
+    map_of(a, &a.lanes.to_vec())
 }
 
 /// The same access's warp under the padding CL301 proved, where it proved one: the lanes'
 /// offsets in the padded array, grouped as `warp_map` groups them.
 pub fn padded_map(a: &AccessRecord) -> Option<WarpMap> {
-    map_of(a, &a.padded.as_ref()?.lanes)
+    map_of(a, &a.padded.as_ref()?.lanes.to_vec())
 }
 
 fn map_of(a: &AccessRecord, evaluated: &[(u8, i64)]) -> Option<WarpMap> {
@@ -130,7 +130,7 @@ mod tests {
             assumptions: Vec::new(),
             impact: None,
             span: 0..1,
-            lanes,
+            lanes: crate::warp_lanes::WarpLanes::new(&lanes),
             padded: None,
             geometry: (32, 32, 4),
         }
@@ -188,7 +188,11 @@ mod tests {
         a.padded = Some(crate::check::PaddedWarp {
             pad: 1,
             wavefronts: 1.0,
-            lanes: (0..32).map(|l| (l as u8, l as i64 * 132)).collect(),
+            lanes: crate::warp_lanes::WarpLanes::new(
+                &(0..32)
+                    .map(|l| (l as u8, l as i64 * 132))
+                    .collect::<Vec<_>>(),
+            ),
         });
         let after = padded_map(&a).unwrap();
         assert_eq!(after.units, (0..32).collect::<Vec<i64>>());

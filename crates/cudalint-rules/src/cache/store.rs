@@ -12,57 +12,10 @@ use std::sync::Mutex;
 #[derive(Serialize, Deserialize)]
 struct AccessExtra {
     span: std::ops::Range<usize>,
-    #[serde(with = "lanes")]
-    lanes: Vec<(u8, i64)>,
+    lanes: crate::warp_lanes::WarpLanes,
     geometry: (i64, i64, i64),
     #[serde(default, skip_serializing_if = "Option::is_none")]
     padded: Option<crate::check::PaddedWarp>,
-}
-
-/// A warp's lanes and offsets, most often lanes 0, 1, 2, ... at a constant stride: those are
-/// kept as `[first lane, count, first offset, stride]`, the others as `[lane, offset]` pairs
-/// (they were half of a cache entry's bytes).
-mod lanes {
-    use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-    #[derive(Serialize, Deserialize)]
-    #[serde(untagged)]
-    enum Lanes {
-        Run([i64; 4]),
-        Pairs(Vec<(u8, i64)>),
-    }
-
-    pub fn serialize<S: Serializer>(lanes: &[(u8, i64)], s: S) -> Result<S::Ok, S::Error> {
-        let run = match lanes {
-            [(l0, o0), (l1, o1), ..] => {
-                let step = o1 - o0;
-                lanes
-                    .windows(2)
-                    .all(|w| w[1].0 == w[0].0 + 1 && w[1].1 - w[0].1 == step)
-                    && *l1 == l0 + 1
-            }
-            _ => false,
-        };
-        if run {
-            let (l0, o0) = lanes[0];
-            let step = lanes[1].1 - o0;
-            Lanes::Run([l0 as i64, lanes.len() as i64, o0, step]).serialize(s)
-        } else {
-            Lanes::Pairs(lanes.to_vec()).serialize(s)
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u8, i64)>, D::Error> {
-        Ok(match Lanes::deserialize(d)? {
-            Lanes::Pairs(p) => p,
-            Lanes::Run([l0, n, o0, step]) => {
-                if !(0..=32).contains(&n) || !(0..32).contains(&l0) || l0 + n > 32 {
-                    return Err(serde::de::Error::custom("not a warp's lanes"));
-                }
-                (0..n).map(|i| ((l0 + i) as u8, o0 + i * step)).collect()
-            }
-        })
-    }
 }
 
 /// A file's report as the cache holds it.
