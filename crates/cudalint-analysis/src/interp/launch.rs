@@ -243,12 +243,30 @@ impl KernelRun<'_> {
                 .iter()
                 .map(|t| t.name.clone())
                 .collect();
+            // `k<Ktraits>` with `using Ktraits = Traits<kNThreads, kIsEvenLen>` reads those too
+            let aliased: Vec<String> = launch
+                .template_args
+                .iter()
+                .filter_map(|t| match t {
+                    TemplateArg::Type(ty) => {
+                        let full = crate::types::through_typedefs(&ty.name, self.types());
+                        (full != ty.name).then_some(full)
+                    }
+                    TemplateArg::Expr(_) => None,
+                })
+                .collect();
             let mut needed = std::collections::HashSet::new();
             for e in launch.config.iter().chain(&launch.args) {
                 names_read(e, &mut needed, 0);
             }
             for t in &launch.template_args {
                 template_arg_names(t, &mut needed);
+            }
+            for a in &aliased {
+                needed.extend(
+                    a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .filter(|w| !w.is_empty()),
+                );
             }
             self.host_scope(host, launch.span.start, needed, 0);
         }
@@ -534,6 +552,15 @@ impl KernelRun<'_> {
                     .last()
                     .and_then(|f| f.template.iter().find(|(n, _)| n == a))
                     .map(|(_, v)| v.clone());
+                // or a constant of the host's own (`constexpr int kNRows = 1;` before `using
+                // Ktraits = Traits<kNThreads, kNRows>`): the struct's statics are evaluated in
+                // the struct's frame, where the host's names mean nothing
+                let bound = bound.or_else(|| match self.lookup_local(a) {
+                    Some(Val::Int(s)) if s.as_const().is_some() => {
+                        Some(TArg::Val(Val::Int(s.clone())))
+                    }
+                    _ => None,
+                });
                 match bound {
                     Some(TArg::Type(t)) => t.name.clone(),
                     Some(TArg::Val(Val::Int(s))) if s.as_const().is_some() => {

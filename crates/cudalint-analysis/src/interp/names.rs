@@ -130,11 +130,26 @@ impl KernelRun<'_> {
         let (name, binds) = self.struct_instance(&full)?;
         let def = types::struct_named(&name, self.types())?;
         let init = def.statics.iter().find(|(n, _)| n == member)?.1.clone();
-        let mut template = Vec::new();
-        for (p, a) in &binds {
-            let arg = self.template_arg_text(a);
-            template.push((p.clone(), arg));
-        }
+        // a static defined through the struct's others (`kNLoads = kNItems / kNElts`) is
+        // evaluated in the frame already bound: the arguments' names belong to whoever wrote
+        // the type, and read again here each named the struct's own statics, nine deep and
+        // nine wide (mamba's selective scan: 80 s for one kernel)
+        let own = self
+            .frames
+            .last()
+            .filter(|f| f.owner.as_deref() == Some(full.as_str()))
+            .map(|f| f.template.clone());
+        let template = match own {
+            Some(t) => t,
+            None => {
+                let mut template = Vec::new();
+                for (p, a) in &binds {
+                    let arg = self.template_arg_text(a);
+                    template.push((p.clone(), arg));
+                }
+                template
+            }
+        };
         let file = self.file();
         self.frames.push(Frame {
             scope_base: self.scopes.len(),
