@@ -215,6 +215,16 @@ impl<'s> Lowerer<'s> {
                 .flatten();
             let is_reference =
                 self.text(d).trim_start().starts_with('&') || d.kind() == "reference_declarator";
+            // `auto kernel = &k<T>;` in host code: what a launch through `kernel` launches
+            if let (Some(v), Some(_)) = (init, self.current_fn) {
+                let address = matches!(v.kind(), "pointer_expression" | "template_function");
+                if address || (ptr > 0 && v.kind() == "identifier") {
+                    if let Some((k, targs)) = self.function_named(v, depth + 1) {
+                        let name = self.text(name_node).to_string();
+                        self.kernel_pointers.push((name, k, targs));
+                    }
+                }
+            }
             out.push(Decl {
                 name: self.text(name_node).to_string(),
                 name_span: span(name_node),

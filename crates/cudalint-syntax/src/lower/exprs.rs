@@ -336,9 +336,11 @@ impl<'s> Lowerer<'s> {
                 .into_iter()
                 .map(|c| self.expr(c, depth + 1))
                 .collect();
+            let (kernel, kernel_targs) =
+                self.through_kernel_pointer(callee.clone(), template_args.clone());
             self.model.launches.push(Launch {
-                kernel: callee.rsplit("::").next().unwrap_or(&callee).to_string(),
-                template_args: template_args.clone(),
+                kernel: kernel.rsplit("::").next().unwrap_or(&kernel).to_string(),
+                template_args: kernel_targs,
                 config,
                 args: args.clone(),
                 span: sp,
@@ -427,40 +429,10 @@ impl Lowerer<'_> {
         else {
             return;
         };
-        let mut k = first;
-        loop {
-            k = match k.kind() {
-                "cast_expression" => match k.child_by_field_id(fid().value.get()) {
-                    Some(v) => v,
-                    None => return,
-                },
-                "parenthesized_expression" | "pointer_expression" => match super::last_named(k) {
-                    Some(v) => v,
-                    None => return,
-                },
-                // `reinterpret_cast<void*>(k)`
-                "call_expression" => match k
-                    .child_by_field_id(fid().arguments.get())
-                    .and_then(|a| named_children(a).into_iter().next())
-                {
-                    Some(v) => v,
-                    None => return,
-                },
-                _ => break,
-            };
-        }
-        let (name, template_args) = match k.kind() {
-            "identifier" | "qualified_identifier" => (self.text(k).to_string(), Vec::new()),
-            "template_function" => {
-                let Some(name) = k.child_by_field_id(fid().name.get()) else {
-                    return;
-                };
-                let targs = self.template_args(k.child_by_field_id(fid().arguments.get()), depth);
-                (self.text(name).to_string(), targs)
-            }
-            _ => return,
+        let Some((name, template_args)) = self.function_named(first, depth) else {
+            return;
         };
-        let name: String = name.split_whitespace().collect();
+        let (name, template_args) = self.through_kernel_pointer(name, template_args);
         self.model.launches.push(Launch {
             kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
             template_args,
@@ -469,6 +441,56 @@ impl Lowerer<'_> {
             span: span(call),
             host_fn: self.current_fn,
         });
+    }
+
+    /// The function a kernel operand names, through the wrappers code puts around it
+    /// (`(void*)k<T>`, `&k<T>`, `HIP_KERNEL_NAME(k<2>)`, `reinterpret_cast<void*>(k)`): its
+    /// name as written and its template arguments.
+    pub(super) fn function_named(
+        &mut self,
+        first: Node,
+        depth: usize,
+    ) -> Option<(String, Vec<TemplateArg>)> {
+        let mut k = first;
+        loop {
+            k = match k.kind() {
+                "cast_expression" => k.child_by_field_id(fid().value.get())?,
+                "parenthesized_expression" | "pointer_expression" => super::last_named(k)?,
+                // `reinterpret_cast<void*>(k)`
+                "call_expression" => k
+                    .child_by_field_id(fid().arguments.get())
+                    .and_then(|a| named_children(a).into_iter().next())?,
+                _ => break,
+            };
+        }
+        let (name, template_args) = match k.kind() {
+            "identifier" | "qualified_identifier" => (self.text(k).to_string(), Vec::new()),
+            "template_function" => {
+                let name = k.child_by_field_id(fid().name.get())?;
+                let targs = self.template_args(k.child_by_field_id(fid().arguments.get()), depth);
+                (self.text(name).to_string(), targs)
+            }
+            _ => return None,
+        };
+        Some((name.split_whitespace().collect(), template_args))
+    }
+
+    /// The kernel a launch names through a variable that holds its address (`auto kernel =
+    /// &k<Ktraits>; kernel<<<grid, block>>>(...)`, the form `cudaFuncSetAttribute` needs):
+    /// the variable's initialiser, the latest declaration of that name in the function so far.
+    /// Any other name is the kernel's own.
+    pub(super) fn through_kernel_pointer(
+        &self,
+        name: String,
+        template_args: Vec<TemplateArg>,
+    ) -> (String, Vec<TemplateArg>) {
+        if !template_args.is_empty() {
+            return (name, template_args);
+        }
+        match self.kernel_pointers.iter().rev().find(|(v, ..)| *v == name) {
+            Some((_, k, targs)) => (k.clone(), targs.clone()),
+            None => (name, template_args),
+        }
     }
 }
 
@@ -643,5 +665,33 @@ mod comment_tests {
         let l = &f.model.launches[0];
         assert_eq!(l.template_args.len(), 2);
         assert_eq!(l.args.len(), 2);
+    }
+
+    #[test]
+    fn a_launch_through_a_variable_launches_the_kernel_it_holds() {
+        let f = crate::parse(
+            "void h(float* p) {\n\
+             auto kernel = &k<Traits<128, 4>>;\n\
+             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);\n\
+             kernel<<<1, 128>>>(p);\n\
+             auto plain = k2<float>;\n\
+             plain<<<1, 64>>>(p);\n\
+             int n = 0; int* q = &n;\n\
+             other<<<1, 32>>>(p);\n\
+             }\n\
+             void g(float* p) { kernel<<<1, 32>>>(p); }",
+        )
+        .unwrap();
+        let l = &f.model.launches;
+        let named: Vec<(&str, usize)> = l
+            .iter()
+            .map(|l| (l.kernel.as_str(), l.template_args.len()))
+            .collect();
+        // the variable is the function's own: `g`'s `kernel` is a kernel of that name
+        assert_eq!(
+            named,
+            [("k", 1), ("k2", 1), ("other", 0), ("kernel", 0)],
+            "{l:?}"
+        );
     }
 }

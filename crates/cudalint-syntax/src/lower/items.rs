@@ -452,6 +452,7 @@ impl<'s> Lowerer<'s> {
         // pass on), and functions whose device specifier is a macro too short to rewrite (`HD
         // float f()` with `#define HD __host__ __device__`), which device code calls.
         let outer = self.current_fn.replace(index);
+        let outer_pointers = std::mem::take(&mut self.kernel_pointers);
         let mut body = n
             .child_by_field_id(fid().body.get())
             .map(|b| self.block(b, 0));
@@ -462,6 +463,7 @@ impl<'s> Lowerer<'s> {
             b.splice(0..0, inits);
         }
         self.current_fn = outer;
+        self.kernel_pointers = outer_pointers;
         self.model.functions[index].body = body;
     }
 

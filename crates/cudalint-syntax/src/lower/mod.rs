@@ -24,6 +24,9 @@ pub(crate) struct Lowerer<'s> {
     pub src: &'s str,
     pub model: FileModel,
     current_fn: Option<usize>,
+    /// Variables of the current function initialised with a function's address (`auto kernel
+    /// = &k<T>;`): name, function, template arguments; a launch through one launches `k<T>`.
+    kernel_pointers: Vec<(String, String, Vec<TemplateArg>)>,
     /// How deep in nested struct and union definitions lowering is.
     struct_depth: usize,
     /// The template parameters of the struct `template_decl` is about to lower: its member
@@ -146,6 +149,7 @@ impl<'s> Lowerer<'s> {
             src,
             model: FileModel::default(),
             current_fn: None,
+            kernel_pointers: Vec::new(),
             struct_depth: 0,
             struct_template: Vec::new(),
             pieces: Vec::new(),
