@@ -603,7 +603,8 @@ mod directive_comment_tests {
 /// and MSVC's (the grammar has no rule for any where CUDA code puts them: `float s[64]
 /// __attribute__((aligned(1024)))`, `typedef struct __attribute__((__aligned__(8))) {...}`,
 /// `typedef struct __builtin_align__(32) uint48 {...}`), and spell `__restrict` as the
-/// grammar's `restrict`.
+/// grammar's `restrict`. A reference's (`const Group& __restrict__ group`, ginkgo's) the
+/// grammar has no rule for either: it is blanked.
 pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
     const BLANKED: &[&str] = &[
         "__align__",
@@ -620,10 +621,14 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
                 .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
         })
     };
-    if !restrict && !BLANKED.iter().any(|k| src.contains(k)) {
+    let on_references = reference_restricts(src);
+    if !restrict && on_references.is_empty() && !BLANKED.iter().any(|k| src.contains(k)) {
         return Cow::Borrowed(src);
     }
     let mut bytes = src.as_bytes().to_vec();
+    for r in on_references {
+        blank_range(&mut bytes, r);
+    }
     for keyword in BLANKED {
         let mut from = 0;
         while let Some(pos) = src[from..].find(keyword) {
@@ -665,12 +670,37 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
                 && !b
                     .get(i + 10)
                     .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
-            if whole {
+            if whole && bytes[i] != b' ' {
                 bytes[i..i + 10].copy_from_slice(b"  restrict");
             }
         }
     }
     Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Where a restrict qualifier follows a `&` (`T& __restrict__ r`, `T &restrict r`).
+fn reference_restricts(src: &str) -> Vec<std::ops::Range<usize>> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    for (i, _) in src.match_indices("restrict") {
+        let mut start = i;
+        while start >= 2 && &b[start - 2..start] == b"__" {
+            start -= 2;
+        }
+        let mut end = i + "restrict".len();
+        if b[end..].starts_with(b"__") {
+            end += 2;
+        }
+        let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        if (start > 0 && word(b[start - 1])) || b.get(end).is_some_and(|&c| word(c)) {
+            continue;
+        }
+        let before = b[..start].iter().rev().find(|c| !c.is_ascii_whitespace());
+        if before == Some(&b'&') {
+            out.push(start..end);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -719,6 +749,21 @@ mod tests {
             blank_unknown_syntax(src),
             "typedef struct                    { float a[8]; } fp8_8_t;"
         );
+    }
+
+    #[test]
+    fn a_restrict_reference_loses_the_qualifier_the_grammar_cannot_read() {
+        let src = "template <typename G>\n__device__ void r(const G& __restrict__ g, int &__restrict n, float* __restrict__ d, bool& restrict s) { d[g.thread_rank()] = n; }\n__global__ void k(float* a) { a[threadIdx.x] = 0; }";
+        let out = blank_unknown_syntax(src);
+        assert_eq!(out.len(), src.len());
+        assert!(out.contains("const G&              g, int &           n, float* __restrict__ d, bool&          s"), "{out}");
+        let parsed = crate::parse(src).unwrap();
+        assert!(
+            parsed.model.error_regions.is_empty(),
+            "{:?}",
+            parsed.model.error_regions
+        );
+        assert_eq!(parsed.model.functions.len(), 2);
     }
 
     #[test]
