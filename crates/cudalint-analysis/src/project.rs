@@ -2,7 +2,9 @@
 //! declarations and launches are hash lookups, not scans of every file.
 
 use crate::types::TrimLiteral;
-use cudalint_syntax::{Decl, Define, Expr, ExprKind, FileModel, FnKind, Function, Launch, Stmt};
+use cudalint_syntax::{
+    Decl, Define, Expr, ExprKind, FileModel, FnKind, Function, Instantiation, Launch, Stmt,
+};
 use std::collections::HashMap;
 
 pub struct Project<'p> {
@@ -17,6 +19,8 @@ pub struct Project<'p> {
     defines: HashMap<&'p str, Vec<(usize, usize)>>,
     globals: HashMap<&'p str, Vec<(usize, usize)>>,
     launches: HashMap<&'p str, Vec<(usize, usize)>>,
+    /// Explicit instantiations of function templates, by the function's name.
+    instantiations: HashMap<&'p str, Vec<(usize, usize)>>,
     /// The calls in host functions by the name they call, in each caller's order: every
     /// launch's evaluation asks for its wrapper's callers, and walking the callers' bodies
     /// again each time was a fiftieth of a run.
@@ -230,6 +234,7 @@ impl<'p> Project<'p> {
             defines: HashMap::new(),
             globals: HashMap::new(),
             launches: HashMap::new(),
+            instantiations: HashMap::new(),
             host_callers: host_calls(files),
         };
         for (fi, f) in files.iter().enumerate() {
@@ -241,6 +246,12 @@ impl<'p> Project<'p> {
             }
             for (i, x) in f.globals.iter().enumerate() {
                 p.globals.entry(x.name.as_str()).or_default().push((fi, i));
+            }
+            for (i, x) in f.instantiations.iter().enumerate() {
+                p.instantiations
+                    .entry(short(&x.function))
+                    .or_default()
+                    .push((fi, i));
             }
             for (i, x) in f.launches.iter().enumerate() {
                 p.launches
@@ -340,6 +351,17 @@ impl<'p> Project<'p> {
             .into_iter()
             .flatten()
             .map(|&(fi, i, call)| (fi, &self.files[fi].functions[i], call))
+            .collect()
+    }
+
+    /// The explicit instantiations of function template `name` (`template void f<float>(...);`),
+    /// with the file each is in.
+    pub fn instantiations_of(&self, name: &str) -> Vec<(usize, &'p Instantiation)> {
+        self.instantiations
+            .get(short(name))
+            .into_iter()
+            .flatten()
+            .map(|&(fi, i)| (fi, &self.files[fi].instantiations[i]))
             .collect()
     }
 

@@ -727,6 +727,26 @@ mod tests {
     }
 
     #[test]
+    fn a_host_template_only_explicitly_instantiated_launches_with_those_arguments() {
+        // mamba's `template void selective_scan_fwd_cuda<float, float>(SSMParamsBase &,
+        // cudaStream_t);`, in a file of its own per dtype, called from code not analysed
+        let src = "template <int N> __global__ void k(const float* in, float* out) {\n\
+                   out[blockIdx.x * 64 + threadIdx.x] = in[(blockIdx.x * 64 + threadIdx.x) * N];\n}\n\
+                   template <typename T, int N> void run(const T* in, T* out, int blocks) {\n\
+                   auto kernel = &k<N>;\n\
+                   kernel<<<blocks, 64>>>(in, out);\n}\n\
+                   template void run<float, 2>(const float*, float*, int);\n";
+        let reports = check(&[Input::new("t.cu", src)], &Settings::default());
+        assert_no_unknown(&reports[0]);
+        let load = reports[0].accesses.iter().find(|a| a.op == "load").unwrap();
+        assert_eq!(load.block, [64, 1, 1]);
+        assert_eq!(
+            (load.sectors_per_request, load.ideal_sectors_per_request),
+            (Some(8.0), Some(4.0))
+        );
+    }
+
+    #[test]
     fn a_launch_inside_a_lambda_reads_the_lambda_and_leaves_what_it_cannot_fold_unbound() {
         // bitsandbytes' `auto launch = [&](auto tag) { constexpr int MB = ...; k<MB><<<>>> }`
         let src = "template <int MB> __global__ void k(const float* in, float* out) {\n\

@@ -458,6 +458,17 @@ pub struct Launch {
     pub host_fn: Option<usize>,
 }
 
+/// An explicit instantiation of a function template (`template void scan_cuda<float,
+/// float>(Params &, cudaStream_t);`, in the file of each dtype a library splits its kernels
+/// into): where nothing calls the template, what its launches are instantiated with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instantiation {
+    /// As written, qualified where it is (`Config::get`).
+    pub function: String,
+    pub template_args: Vec<TemplateArg>,
+    pub span: Span,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Typedef {
     pub name: String,
@@ -473,6 +484,7 @@ pub struct FileModel {
     /// File-scope declarations: `__shared__`/`__constant__` arrays, `const int N = ...`.
     pub globals: Vec<Decl>,
     pub launches: Vec<Launch>,
+    pub instantiations: Vec<Instantiation>,
     /// Parse-error regions outside any function definition.
     pub stray_errors: Vec<Span>,
     /// `#include "path"` targets as written (angle-bracket includes are system headers).

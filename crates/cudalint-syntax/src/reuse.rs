@@ -21,6 +21,7 @@ pub(crate) struct Counts {
     defines: usize,
     globals: usize,
     launches: usize,
+    instantiations: usize,
     stray_errors: usize,
     includes: usize,
 }
@@ -34,6 +35,7 @@ impl Counts {
             defines,
             globals,
             launches,
+            instantiations,
             stray_errors,
             includes,
             // computed from the whole tree after lowering, not per item
@@ -46,6 +48,7 @@ impl Counts {
             defines: defines.len(),
             globals: globals.len(),
             launches: launches.len(),
+            instantiations: instantiations.len(),
             stray_errors: stray_errors.len(),
             includes: includes.len(),
         }
@@ -59,6 +62,7 @@ impl Counts {
             defines: self.defines - before.defines,
             globals: self.globals - before.globals,
             launches: self.launches - before.launches,
+            instantiations: self.instantiations - before.instantiations,
             stray_errors: self.stray_errors - before.stray_errors,
             includes: self.includes - before.includes,
         }
@@ -72,6 +76,7 @@ impl Counts {
             defines: self.defines + o.defines,
             globals: self.globals + o.globals,
             launches: self.launches + o.launches,
+            instantiations: self.instantiations + o.instantiations,
             stray_errors: self.stray_errors + o.stray_errors,
             includes: self.includes + o.includes,
         }
@@ -114,6 +119,7 @@ struct Taken {
     defines: Vec<Option<Define>>,
     globals: Vec<Option<Decl>>,
     launches: Vec<Option<Launch>>,
+    instantiations: Vec<Option<Instantiation>>,
     stray_errors: Vec<Option<Span>>,
     includes: Vec<Option<String>>,
 }
@@ -176,6 +182,7 @@ impl Reuse {
             defines,
             globals,
             launches,
+            instantiations,
             stray_errors,
             includes,
             error_regions: _,
@@ -188,6 +195,7 @@ impl Reuse {
                 defines: optional(defines),
                 globals: optional(globals),
                 launches: optional(launches),
+                instantiations: optional(instantiations),
                 stray_errors: optional(stray_errors),
                 includes: optional(includes),
             },
@@ -247,6 +255,13 @@ impl Reuse {
             n.launches,
             by,
             &mut model.launches,
+        );
+        move_run(
+            &mut old.instantiations,
+            s.instantiations,
+            n.instantiations,
+            by,
+            &mut model.instantiations,
         );
         move_run(
             &mut old.stray_errors,

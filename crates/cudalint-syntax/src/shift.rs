@@ -299,6 +299,18 @@ impl Shift for Launch {
     }
 }
 
+impl Shift for Instantiation {
+    fn shift(&mut self, by: i64) {
+        let Instantiation {
+            function: _,
+            template_args,
+            span,
+        } = self;
+        template_args.shift(by);
+        span.shift(by);
+    }
+}
+
 impl Shift for String {
     fn shift(&mut self, _by: i64) {}
 }

@@ -4,7 +4,7 @@
 
 use super::names::split_template;
 use super::{Bindings, Frame, KernelRun, Ptr, Returns, TArg, Val};
-use cudalint_syntax::{Expr, ExprKind, Function, Span, Stmt, TemplateArg};
+use cudalint_syntax::{BinOp, Expr, ExprKind, Function, Span, Stmt, TemplateArg};
 
 /// Calls of a templated host function looked at for its instantiations.
 const MAX_HOST_CALLS: usize = 8;
@@ -133,6 +133,27 @@ impl KernelRun<'_> {
                     seen.push(key);
                     out.push(template);
                 }
+            }
+        }
+        // what the template is explicitly instantiated with (`template void
+        // scan_cuda<float, float>(Params &, cudaStream_t);`, its callers in code not analysed)
+        for (ifile, inst) in self.project.instantiations_of(&host.name) {
+            if inst.template_args.len() > host.template_params.len() || out.len() >= MAX_HOST_CALLS
+            {
+                continue;
+            }
+            let base = self.enter_host_caller(ifile, Vec::new());
+            let mut template = Vec::new();
+            for (a, tp) in inst.template_args.iter().zip(&host.template_params) {
+                let arg = self.template_arg(a, tp.is_type);
+                template.push((tp.name.clone(), arg));
+            }
+            self.scopes.truncate(base);
+            self.frames.pop();
+            let key = format!("{template:?}");
+            if !template.is_empty() && !seen.contains(&key) {
+                seen.push(key);
+                out.push(template);
             }
         }
         out
@@ -346,6 +367,22 @@ impl KernelRun<'_> {
         if let Some(body) = &host.body {
             self.passed_by_reference(body, before, &needed, &mut modified);
         }
+        // `switch (threads) { case 64: k<T, 64><<<grid, dim3(threads)>>>(...); }`: in the
+        // branch the launch is in, what its condition tests equal is that value (each case's
+        // block is its own, where a configuration of one case's template argument and another
+        // case's block was a phantom misalignment); a name changed before the launch is not
+        let mut tested = Vec::new();
+        if let Some(body) = &host.body {
+            branch_equalities(body, before, &mut tested, 0);
+        }
+        let mut equal = std::collections::HashMap::new();
+        for (name, e) in tested {
+            if !modified.contains(name) {
+                if let Some(c) = self.pure_rvalue(e).sym().as_const() {
+                    equal.insert(name, c);
+                }
+            }
+        }
         // the host function's parameters shadow file-scope names of the same spelling
         for (i, p) in host.params.iter().enumerate() {
             // a pointer keeps its element type (template arguments are deduced from it)
@@ -353,6 +390,8 @@ impl KernelRun<'_> {
                 let mut elem = p.ty.clone();
                 elem.pointer_depth -= 1;
                 Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
+            } else if let Some(&c) = equal.get(p.name.as_str()) {
+                Val::Int(crate::sym::konst(c))
             } else if let Some(c) = needed
                 .contains(p.name.as_str())
                 .then(|| self.host_param_value(host, i, depth))
@@ -371,6 +410,11 @@ impl KernelRun<'_> {
         }
         for s in stmts {
             self.stmt(s);
+            if let Stmt::Decl(d) = s {
+                if let Some(&c) = equal.get(d.name.as_str()) {
+                    self.assign_local(&d.name, Val::Int(crate::sym::konst(c)));
+                }
+            }
         }
         // a count built up in a loop (`int n = 0; for (...) n++;`) or written through a
         // pointer (`scanf("%d", &n)`) is a run-time value at the launch, not its first value
@@ -849,6 +893,81 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
             _ => {}
         }
     }
+}
+
+/// What the conditions of the branches a position `pos` is in test names equal to (`x == 4`,
+/// `4 == x`, the parts of an `&&`; a `switch`'s cases are lowered to such tests): the then-arm
+/// of an `if` only.
+fn branch_equalities<'a>(
+    body: &'a [Stmt],
+    pos: u32,
+    out: &mut Vec<(&'a str, &'a Expr)>,
+    depth: usize,
+) {
+    if depth > 64 {
+        return;
+    }
+    for s in body {
+        match s {
+            Stmt::If { cond, then, els } => {
+                if contains(then, pos) {
+                    equalities(cond, out, 0);
+                    branch_equalities(then, pos, out, depth + 1);
+                } else if contains(els, pos) {
+                    branch_equalities(els, pos, out, depth + 1);
+                }
+            }
+            Stmt::Block(b) | Stmt::While { body: b, .. } | Stmt::For { body: b, .. }
+                if contains(b, pos) =>
+            {
+                branch_equalities(b, pos, out, depth + 1);
+            }
+            Stmt::Decl(d) if d.span.start < pos && pos < d.span.end => {
+                for l in d.init.as_ref().map(lambdas_in).unwrap_or_default() {
+                    branch_equalities(&l.body, pos, out, depth + 1);
+                }
+            }
+            Stmt::Expr(e) if e.span.start < pos && pos < e.span.end => {
+                for l in lambdas_in(e) {
+                    branch_equalities(&l.body, pos, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn equalities<'a>(cond: &'a Expr, out: &mut Vec<(&'a str, &'a Expr)>, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    if let ExprKind::Binary { op, lhs, rhs } = &cond.kind {
+        match op {
+            BinOp::And => {
+                equalities(lhs, out, depth + 1);
+                equalities(rhs, out, depth + 1);
+            }
+            BinOp::Eq => match (&lhs.kind, &rhs.kind) {
+                (ExprKind::Ident(n), _) if !n.contains("::") => out.push((n, rhs)),
+                (_, ExprKind::Ident(n)) if !n.contains("::") => out.push((n, lhs)),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// Whether a statement of `body`, nested ones included, holds byte `pos`.
+fn contains(body: &[Stmt], pos: u32) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Decl(d) => d.span.start <= pos && pos < d.span.end,
+        Stmt::Expr(e) => e.span.start <= pos && pos < e.span.end,
+        Stmt::If { then, els, .. } => contains(then, pos) || contains(els, pos),
+        Stmt::For { span, .. } => span.start <= pos && pos < span.end,
+        Stmt::While { body, .. } | Stmt::Block(body) => contains(body, pos),
+        Stmt::Return(Some(e), _) => e.span.start <= pos && pos < e.span.end,
+        _ => false,
+    })
 }
 
 /// The lambdas an expression is or passes (`[&](...) {...}`, `f(n, [=] (int i) {...})`).

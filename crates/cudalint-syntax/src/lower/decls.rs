@@ -401,8 +401,46 @@ impl<'s> Lowerer<'s> {
         {
             self.enum_def(t);
         }
+        if let Some(i) = self.instantiation(n) {
+            self.model.instantiations.push(i);
+            return;
+        }
         // a prototype `__global__ void k(...);` is a declaration with a function declarator: skip
         let decls = self.declaration(n, 0);
         self.model.globals.extend(decls);
+    }
+
+    /// `void scan_cuda<float, float>(Params &, cudaStream_t);` at file scope: an explicit
+    /// instantiation, whose `template` the preprocessing blanks (the grammar reads the rest as
+    /// this declaration).
+    fn instantiation(&mut self, n: Node) -> Option<Instantiation> {
+        let mut d = n.child_by_field_id(fid().declarator.get())?;
+        while matches!(d.kind(), "pointer_declarator" | "reference_declarator") {
+            d = d
+                .child_by_field_id(fid().declarator.get())
+                .or_else(|| last_named(d))?;
+        }
+        if d.kind() != "function_declarator" {
+            return None;
+        }
+        let f = d.child_by_field_id(fid().declarator.get())?;
+        let mut t = f;
+        while t.kind() == "qualified_identifier" {
+            t = t.child_by_field_id(fid().name.get())?;
+        }
+        if t.kind() != "template_function" {
+            return None;
+        }
+        let name = t.child_by_field_id(fid().name.get())?;
+        let scope: String = self.text(f)[..t.start_byte() - f.start_byte()]
+            .split_whitespace()
+            .collect();
+        let function = scope + self.text(name);
+        let template_args = self.template_args(t.child_by_field_id(fid().arguments.get()), 0);
+        Some(Instantiation {
+            function,
+            template_args,
+            span: span(n),
+        })
     }
 }

@@ -16,7 +16,7 @@ impl<'s> Lowerer<'s> {
         }
     }
 
-    fn template_args(&mut self, n: Option<Node>, depth: usize) -> Vec<TemplateArg> {
+    pub(super) fn template_args(&mut self, n: Option<Node>, depth: usize) -> Vec<TemplateArg> {
         let Some(n) = n else { return Vec::new() };
         named_children(n)
             .into_iter()

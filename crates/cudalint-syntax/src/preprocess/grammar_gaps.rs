@@ -3,7 +3,9 @@
 //! code or declarations the analysis does not read):
 //! - `typeid(double)`: a type keyword as `typeid`'s operand becomes `typeid(0     )`;
 //! - `new const float *[n]`: the qualifiers and pointer stars of an array-new are blanked;
-//! - `template class X<float>;`: explicit instantiations are blanked;
+//! - `template class X<float>;`: explicit instantiations are blanked; a function's
+//!   (`template void f<float>(float*);`) only as far as its `template`, the rest a declaration
+//!   the lowering reads as what the template is instantiated with;
 //! - `"node ("fNID"): "`, `"%" PRId64 "\n"`: a macro between two string literals is blanked,
 //!   leaving the literals to concatenate;
 //! - `static_assert(cond, "...");` is blanked: inside a function body (llama.cpp's `if
@@ -69,6 +71,9 @@ fn words_end(b: &[u8], mut i: usize) -> (usize, Vec<&str>) {
 pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     let b = src.as_bytes();
     let mut edits: Vec<(usize, usize, Option<u8>)> = Vec::new();
+    // declarations whose types no rewrite may turn into values (a function's explicit
+    // instantiation: `int &` is a parameter's type, not a macro's argument)
+    let mut declarations: Vec<(usize, usize)> = Vec::new();
     if src.contains("typeid") {
         for at in occurrences(b, mask, "typeid") {
             let open = skip_ws(b, at + 6);
@@ -130,7 +135,15 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
                 } else {
                     at
                 };
-                edits.push((start, at + semi + 1, None));
+                // a function's (`template void f<float>(float*, int);`) is left a declaration
+                // the grammar reads, which says what the template is instantiated with
+                let function = !matches!(words.first(), Some(&"class" | &"struct" | &"union"))
+                    && readable_instantiation(&b[at + 8..at + semi]);
+                let end = if function { at + 8 } else { at + semi + 1 };
+                edits.push((start, end, None));
+                if function {
+                    declarations.push((end, at + semi + 1));
+                }
             }
         }
     }
@@ -245,6 +258,7 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         .iter()
         .filter(|(.., first)| first.is_none())
         .map(|&(s, e, _)| (s, e))
+        .chain(declarations)
         .collect();
     for &(s, e, first) in &edits {
         if first.is_some() && blanked.iter().any(|&(bs, be)| bs <= s && e <= be) {
@@ -256,6 +270,48 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// Whether a function's explicit instantiation, after its `template` (`void f<float, 2>(const
+/// float*, int)`), is a declaration the grammar reads and the lowering takes as one: a free
+/// function named with its template arguments, no macro among its specifiers (stdgpu's
+/// `STDGPU_DEVICE_ONLY`, defined through token pasting; a member's `atomic<T>::fetch_add` is no
+/// host launcher either). Others are blanked whole.
+fn readable_instantiation(decl: &[u8]) -> bool {
+    let Some(open) = decl.iter().position(|&c| c == b'(') else {
+        return false;
+    };
+    let head = decl[..open].trim_ascii_end();
+    if !head.ends_with(b">") {
+        return false;
+    }
+    // the name's own template arguments, then the name and what precedes it
+    let mut depth = 0i32;
+    let mut name_end = head.len();
+    for (i, &c) in head.iter().enumerate().rev() {
+        match c {
+            b'>' => depth += 1,
+            b'<' => {
+                depth -= 1;
+                if depth == 0 {
+                    name_end = i;
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let before = &head[..name_end];
+    let name_start = before
+        .iter()
+        .rposition(|&c| !(is_word(c) || c == b':'))
+        .map_or(0, |p| p + 1);
+    let macro_word = before[..name_start].split(|&c| !is_word(c)).any(|w| {
+        w.len() > 1
+            && w.iter()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+    });
+    !before[name_start..].contains(&b':') && name_end > name_start && !macro_word
 }
 
 /// Where the expression or type starting at `from` ends: the first `,`, `)` or `>` outside
@@ -1264,9 +1320,23 @@ mod tests {
         assert!(out.contains("template void f(T* out)"), "{out}");
         assert!(out.contains("INST(0    );"), "{out}");
         // of a member function, of a class template's specialization
+        // of a member function, of a class template's specialization, or with a macro among
+        // its specifiers: blanked whole
         let src = "template void Config::get(const std::string &, int &) const;\n\
-                   template void prims<Device::CUDA>::convert(const float*, dim_t);\n";
+                   extern template void prims<Device::CUDA>::convert(const float*, dim_t);\n\
+                   template STDGPU_DEVICE_ONLY unsigned int f<unsigned int>(const unsigned int);\n";
         assert_eq!(rewrite(src).trim(), "");
+        // a free function's keeps its declaration, which names the template arguments
+        let src = "template void reduce<int>(int size, int *d_idata);\n\
+                   extern template __global__ void k<float, 2>(const float*, int);\n";
+        let lines: Vec<String> = rewrite(src).lines().map(|l| l.trim().to_string()).collect();
+        assert_eq!(
+            lines,
+            [
+                "void reduce<int>(int size, int *d_idata);",
+                "__global__ void k<float, 2>(const float*, int);"
+            ]
+        );
     }
 
     #[test]
