@@ -802,6 +802,47 @@ fn a_macro_the_build_files_never_name_is_not_defined() {
 }
 
 #[test]
+fn a_header_may_see_what_the_build_files_of_its_includers_set() {
+    // ginkgo: `common/config.hpp` tests `GKO_COMPILING_CUDA`, which only the CMakeLists.txt of
+    // `cuda/`, whose files include it, names; the repository's top CMakeLists.txt does not
+    let dir = scratch("includer-build-files");
+    std::fs::create_dir_all(dir.join("common")).unwrap();
+    std::fs::create_dir_all(dir.join("cuda")).unwrap();
+    std::fs::write(
+        dir.join("CMakeLists.txt"),
+        "project(p CXX)\nadd_subdirectory(cuda)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("cuda/CMakeLists.txt"),
+        "add_library(k k.cu)\ntarget_compile_definitions(k PRIVATE GKO_COMPILING_CUDA)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("common/config.hpp"),
+        "#if defined(GKO_COMPILING_CUDA)\n#define STRIDE 2\n#else\n#error \"no backend\"\n#endif\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("cuda/k.cu"),
+        "#include \"common/config.hpp\"\n\
+         __global__ void k(const float* in, float* out) {\n  \
+         out[threadIdx.x] = in[threadIdx.x * STRIDE];\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", "--no-cache", &s(&dir)]);
+    let load = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["op"] == "load")
+        .unwrap()
+        .clone();
+    assert_eq!(load["class"], "strided", "{load}");
+    assert_eq!(load["sectors_per_request"], 8.0, "{load}");
+}
+
+#[test]
 fn a_makefile_flag_given_in_every_build_defines_its_macro() {
     let dir = scratch("makefile-flags");
     let k = dir.join("k.cu");

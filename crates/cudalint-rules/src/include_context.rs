@@ -6,10 +6,12 @@
 //! The other way, what a header defines holds in its includer below the include line (a
 //! config.h's `#define ELEMENT_TYPE_UINT4` picks the includer's `#elif` typedef).
 
+use crate::build_files::BuildFiles;
 use crate::check::{Input, Settings};
 use cudalint_syntax::{Defines, HeaderMacro, Specifier};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Per input, the macros to preprocess it with: `settings.defines_for(input)`, and over them
 /// the object-like macros its first includer has defined (and not undefined) above the
@@ -215,10 +217,12 @@ pub fn base_defines_with(
     set_by_program: &std::collections::BTreeSet<&str>,
 ) -> Vec<Defines> {
     let specifiers = program_specifiers(inputs);
+    let up = includer_builds(inputs);
     let mut base: Vec<Defines> = inputs
         .par_iter()
         .zip(specifiers)
-        .map(|(i, spec)| {
+        .zip(&up)
+        .map(|((i, spec), up)| {
             let mut d = settings.defines_for(i);
             for (name, what) in spec {
                 d.insert_specifier(&name, what);
@@ -228,8 +232,11 @@ pub fn base_defines_with(
                 // plain build; reserved names (`_WIN32`, `__CUDA_ARCH__`) are the compiler's.
                 // A compile command is the build's own word: what it does not define, the
                 // build does not, whatever the build files mention
+                // (a header is compiled as part of the files that include it: what their
+                // build files set, it may see: ginkgo's `common/` headers test
+                // `GKO_COMPILING_CUDA`, which only `cuda/CMakeLists.txt` names)
                 let may_set = |name: &str| {
-                    i.compile.is_none() && i.build.as_ref().is_some_and(|b| b.mentions(name))
+                    i.compile.is_none() && i.build.iter().chain(up).any(|b| b.mentions(name))
                 };
                 for name in crate::build_files::tested_names(&i.text) {
                     if !name.starts_with('_')
@@ -251,6 +258,63 @@ pub fn base_defines_with(
         }
     }
     base
+}
+
+/// Per input, the build files of the files that include it, directly or through other
+/// headers (its own folder's excepted), each once.
+fn includer_builds(inputs: &[Input]) -> Vec<Vec<Arc<BuildFiles>>> {
+    if inputs.iter().all(|i| i.build.is_none()) {
+        return vec![Vec::new(); inputs.len()];
+    }
+    let paths: Vec<&str> = inputs.iter().map(|i| i.path.as_str()).collect();
+    let index = cudalint_analysis::project::IncludeIndex::new(&paths);
+    let edges: Vec<Vec<usize>> = inputs
+        .par_iter()
+        .enumerate()
+        .map(|(fi, input)| {
+            if !input.text.contains("include") {
+                return Vec::new();
+            }
+            directives(&input.text)
+                .into_iter()
+                .filter_map(|(_, _, inc)| index.resolve(fi, &inc?))
+                .collect()
+        })
+        .collect();
+    let mut includers = vec![Vec::new(); inputs.len()];
+    for (from, to) in edges.iter().enumerate() {
+        for &t in to {
+            if t != from {
+                includers[t].push(from);
+            }
+        }
+    }
+    (0..inputs.len())
+        .into_par_iter()
+        .map(|f| {
+            let own = inputs[f].build.as_ref().map(Arc::as_ptr);
+            let mut order = vec![f];
+            let mut seen = std::collections::HashSet::from([f]);
+            let mut out: Vec<Arc<BuildFiles>> = Vec::new();
+            let mut i = 0;
+            while i < order.len() && order.len() < 4096 {
+                for &u in &includers[order[i]] {
+                    if !seen.insert(u) {
+                        continue;
+                    }
+                    order.push(u);
+                    if let Some(b) = &inputs[u].build {
+                        let p = Arc::as_ptr(b);
+                        if Some(p) != own && !out.iter().any(|x| Arc::as_ptr(x) == p) {
+                            out.push(b.clone());
+                        }
+                    }
+                }
+                i += 1;
+            }
+            out
+        })
+        .collect()
 }
 
 /// Per input, the object-like macros its program defines as declaration specifiers (or as
