@@ -128,11 +128,7 @@ impl KernelRun<'_> {
                     args,
                     caller_template,
                 );
-                let key = format!("{template:?}");
-                if !template.is_empty() && !seen.contains(&key) {
-                    seen.push(key);
-                    out.push(template);
-                }
+                push_distinct(&mut out, &mut seen, template);
             }
         }
         // what the template is explicitly instantiated with (`template void
@@ -150,11 +146,7 @@ impl KernelRun<'_> {
             }
             self.scopes.truncate(base);
             self.frames.pop();
-            let key = format!("{template:?}");
-            if !template.is_empty() && !seen.contains(&key) {
-                seen.push(key);
-                out.push(template);
-            }
+            push_distinct(&mut out, &mut seen, template);
         }
         out
     }
@@ -265,13 +257,13 @@ impl KernelRun<'_> {
                 .map(|t| t.name.clone())
                 .collect();
             // `k<Ktraits>` with `using Ktraits = Traits<kNThreads, kIsEvenLen>` reads those too
-            let aliased: Vec<String> = launch
+            let aliased: Vec<cudalint_syntax::TypeRef> = launch
                 .template_args
                 .iter()
                 .filter_map(|t| match t {
                     TemplateArg::Type(ty) => {
                         let full = crate::types::through_typedefs(&ty.name, self.types());
-                        (full != ty.name).then_some(full)
+                        (full != ty.name).then(|| cudalint_syntax::TypeRef::named(&full))
                     }
                     TemplateArg::Expr(_) => None,
                 })
@@ -284,10 +276,7 @@ impl KernelRun<'_> {
                 template_arg_names(t, &mut needed);
             }
             for a in &aliased {
-                needed.extend(
-                    a.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                        .filter(|w| !w.is_empty()),
-                );
+                type_names(a, &mut needed);
             }
             self.host_scope(host, launch.span.start, needed, 0);
         }
@@ -779,6 +768,19 @@ fn root_name(e: &Expr) -> Option<&str> {
 
 /// The words of a type's spelling (`traits<kNThreads, input_t>`): any may be a host alias or
 /// constant.
+/// Adds a host template's instantiation to `out` unless it is empty or already there.
+fn push_distinct(
+    out: &mut Vec<Vec<(String, TArg)>>,
+    seen: &mut Vec<String>,
+    template: Vec<(String, TArg)>,
+) {
+    let key = format!("{template:?}");
+    if !template.is_empty() && !seen.contains(&key) {
+        seen.push(key);
+        out.push(template);
+    }
+}
+
 fn type_names<'a>(t: &'a cudalint_syntax::TypeRef, out: &mut std::collections::HashSet<&'a str>) {
     out.extend(
         t.name
