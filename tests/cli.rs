@@ -1218,7 +1218,7 @@ fn a_second_run_reads_the_results_cache_and_says_when_it_cannot() {
         (cold.stdout.as_str(), cold.stdout.as_str())
     );
     // a corrupt entry is ignored, said once per entry, and the result is the same
-    for e in std::fs::read_dir(cache.join("v1/reports"))
+    for e in std::fs::read_dir(cache.join("v2/reports"))
         .unwrap()
         .flatten()
     {
@@ -1241,7 +1241,7 @@ fn a_second_run_reads_the_results_cache_and_says_when_it_cannot() {
         &s(&dir.join("a.cu")),
     ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(elsewhere.join("v1/reports").is_dir());
+    assert!(elsewhere.join("v2/reports").is_dir());
 }
 
 #[test]

@@ -8,6 +8,7 @@ pub mod codes;
 pub mod compile_commands;
 pub mod config;
 pub mod diagnostic;
+mod found;
 pub mod impact;
 mod include_context;
 pub mod incremental;

@@ -11,12 +11,12 @@ mod store;
 mod tests;
 mod units;
 
-use crate::check::{check_parsed, parse_each, with_pool};
+use crate::check::{analyse_all, file_reports, pack_findings, parse_each, with_pool};
 use crate::{FileReport, Input, Settings};
 use key::Key;
 use rayon::prelude::*;
 use std::path::Path;
-use store::{CachedReport, Store};
+use store::{CachedReport, CachingReport, Store};
 use units::Names;
 
 /// The name of the cache folder, next to the nearest cudalint.toml or in the run's folder.
@@ -119,7 +119,7 @@ fn run(inputs: &[Input], settings: &Settings, cache: &Cache) -> (Vec<FileReport>
                     .unwrap_or_default()
             })
             .collect();
-        store.write("names", &unit_keys[u], found.clone());
+        store.write("names", &unit_keys[u], &found);
         names[u] = Some(found);
     }
     let names: Vec<Vec<Names>> = names.into_iter().map(Option::unwrap_or_default).collect();
@@ -184,9 +184,11 @@ fn run(inputs: &[Input], settings: &Settings, cache: &Cache) -> (Vec<FileReport>
         .iter()
         .map(|&f| models[f].as_ref().and_then(|m| m.as_ref()))
         .collect();
-    let mut fresh = check_parsed(&part, &part_models, settings).into_iter();
+    let analysed = analyse_all(&part, &part_models, settings, pack_findings(&part));
     drop(part_models);
-    drop(models);
+    // gone before the findings are unpacked (see `check`)
+    models.into_par_iter().for_each(drop);
+    let mut fresh = file_reports(&part, analysed, settings).into_iter();
     // the reports come in file order, reported files only: deal them out to their links
     let mut by_link: Vec<Vec<FileReport>> = vec![Vec::new(); links.len()];
     for &f in files.iter().filter(|&&f| !inputs[f].context) {
@@ -206,7 +208,7 @@ fn run(inputs: &[Input], settings: &Settings, cache: &Cache) -> (Vec<FileReport>
             store.write(
                 "reports",
                 &link_keys[l],
-                reports.iter().cloned().map(CachedReport::new).collect(),
+                &reports.iter().map(CachingReport::new).collect::<Vec<_>>(),
             );
         }
         found[l] = Some(reports);

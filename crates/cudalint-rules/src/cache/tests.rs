@@ -240,7 +240,7 @@ fn a_corrupt_or_foreign_entry_is_ignored_with_a_warning() {
     let inputs = inputs(&project());
     let cold = check(&inputs, &settings);
     check_cached(&inputs, &settings, &cache);
-    let entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir.join("v1/reports"))
+    let entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir.join("v2/reports"))
         .unwrap()
         .flatten()
         .map(|e| e.path())
@@ -248,8 +248,8 @@ fn a_corrupt_or_foreign_entry_is_ignored_with_a_warning() {
     // programs a and b are one link (both launch a kernel named scale), c and d one each
     assert_eq!(entries.len(), 3, "{entries:?}");
     // one cut in half, one holding another entry's content
-    let text = std::fs::read_to_string(&entries[0]).unwrap();
-    std::fs::write(&entries[0], &text[..text.len() / 2]).unwrap();
+    let bytes = std::fs::read(&entries[0]).unwrap();
+    std::fs::write(&entries[0], &bytes[..bytes.len() / 2]).unwrap();
     std::fs::copy(&entries[2], &entries[1]).unwrap();
     let (cached, stats) = check_cached(&inputs, &settings, &cache);
     same(&cold, &cached, "with a corrupt cache");
