@@ -361,7 +361,7 @@ pub struct Param {
     /// (`float a[6][24][24]` is a pointer to `float[24][24]`).
     pub dims: Vec<Dim>,
     /// `const float* rs = nullptr`: the value a call that leaves the argument out passes.
-    pub default: Option<Expr>,
+    pub default: Option<Box<Expr>>,
     pub span: Span,
 }
 

@@ -311,7 +311,7 @@ impl KernelRun<'_> {
         self.deduce_type_params(launch, kernel, &mut bindings.template_args);
         for (i, p) in kernel.params.iter().enumerate() {
             // an argument the launch leaves out is the parameter's default
-            let arg = launch.args.get(i).or(p.default.as_ref());
+            let arg = launch.args.get(i).or(p.default.as_deref());
             let value = arg.map(|e| self.pure_rvalue(e));
             bindings
                 .lambdas
@@ -484,7 +484,7 @@ impl KernelRun<'_> {
             if !host.takes(args.len()) || std::ptr::eq(caller, host) {
                 continue;
             }
-            let arg = args.get(index).or(host.params[index].default.as_ref())?;
+            let arg = args.get(index).or(host.params[index].default.as_deref())?;
             let base = self.enter_host_caller(cfile, Vec::new());
             let mut needed = std::collections::HashSet::new();
             names_read(arg, &mut needed, 0);

@@ -499,7 +499,7 @@ impl<'s> Lowerer<'s> {
                 is_reference: d.kind() == "reference_declarator",
                 is_restrict: self.restrict_pointer(d),
                 dims,
-                default,
+                default: default.map(Box::new),
                 span: span(p),
             });
         }
