@@ -1,5 +1,5 @@
 //! The cache folder: one entry per key (JSON in an LZ4 frame: a 10 MB corpus's reports were
-//! 150 MB of JSON, 25 MB packed), written whole or not at all (a temporary file renamed into
+//! 150 MB of JSON, 14 MB packed), written whole or not at all (a temporary file renamed into
 //! place), read back only when it names the key it is filed under.
 
 use super::key::{hex, Key};
@@ -43,16 +43,11 @@ impl CachedReport {
     }
 }
 
-#[derive(Deserialize)]
-struct Entry<T> {
+/// An entry's first line: the key it was written for and how many items follow, a line each.
+#[derive(Serialize, Deserialize)]
+struct Head {
     key: String,
-    items: Vec<T>,
-}
-
-#[derive(Serialize)]
-struct EntryOut<'a, T> {
-    key: String,
-    items: &'a [T],
+    items: usize,
 }
 
 /// Where the entries are: a format this build cannot read is in another folder.
@@ -102,35 +97,48 @@ impl Store {
                 return None;
             }
         };
-        let mut bytes = Vec::new();
-        let read = std::io::Read::read_to_end(
-            &mut lz4_flex::frame::FrameDecoder::new(std::io::BufReader::new(file)),
-            &mut bytes,
+        // an item a line, each read as it is decoded: the entry of a large link is 150 MB of
+        // JSON, and serde_json reads a stream at half the speed of a slice
+        let mut lines = std::io::BufReader::with_capacity(
+            1 << 16,
+            lz4_flex::frame::FrameDecoder::new(std::io::BufReader::new(file)),
         );
-        if let Err(e) = read {
+        let unreadable = |e: String| {
             self.warn(format!(
                 "{}: not a cache entry cudalint can read ({e}); ignored",
                 path.display()
             ));
+            None
+        };
+        let mut line = String::new();
+        let mut next = |line: &mut String| {
+            line.clear();
+            std::io::BufRead::read_line(&mut lines, line).map_err(|e| e.to_string())
+        };
+        if let Err(e) = next(&mut line) {
+            return unreadable(e);
+        }
+        let head: Head = match serde_json::from_str(&line) {
+            Ok(h) => h,
+            Err(e) => return unreadable(e.to_string()),
+        };
+        if head.key != hex(key) || head.items != len {
+            self.warn(format!(
+                "{}: a cache entry written for something else; ignored",
+                path.display()
+            ));
             return None;
         }
-        match serde_json::from_slice::<Entry<T>>(&bytes) {
-            Ok(e) if e.key == hex(key) && e.items.len() == len => Some(e.items),
-            Ok(_) => {
-                self.warn(format!(
-                    "{}: a cache entry written for something else; ignored",
-                    path.display()
-                ));
-                None
-            }
-            Err(e) => {
-                self.warn(format!(
-                    "{}: not a cache entry cudalint can read ({e}); ignored",
-                    path.display()
-                ));
-                None
+        let mut items = Vec::with_capacity(len);
+        for _ in 0..len {
+            match next(&mut line)
+                .and_then(|_| serde_json::from_str(&line).map_err(|e| e.to_string()))
+            {
+                Ok(item) => items.push(item),
+                Err(e) => return unreadable(e),
             }
         }
+        Some(items)
     }
 
     pub fn write<T: Serialize>(&self, kind: &str, key: &Key, items: &[T]) {
@@ -138,11 +146,7 @@ impl Store {
             return;
         }
         let path = self.path(kind, key);
-        let entry = EntryOut {
-            key: hex(key),
-            items,
-        };
-        if let Err(e) = self.write_file(&path, &entry) {
+        if let Err(e) = self.write_file(&path, &hex(key), items) {
             let message = format!(
                 "cannot write the cache in {} ({e}); going on without it",
                 self.root.display()
@@ -156,7 +160,7 @@ impl Store {
         }
     }
 
-    fn write_file<T: Serialize>(&self, path: &Path, entry: &EntryOut<T>) -> std::io::Result<()> {
+    fn write_file<T: Serialize>(&self, path: &Path, key: &str, items: &[T]) -> std::io::Result<()> {
         let dir = path.parent().unwrap_or(&self.root);
         if !dir.is_dir() {
             std::fs::create_dir_all(dir)?;
@@ -169,7 +173,17 @@ impl Store {
         let written = std::fs::File::create(&tmp).and_then(|f| {
             let mut out =
                 lz4_flex::frame::FrameEncoder::new(std::io::BufWriter::with_capacity(1 << 16, f));
-            serde_json::to_writer(&mut out, entry).map_err(std::io::Error::other)?;
+            let head = Head {
+                key: key.to_string(),
+                items: items.len(),
+            };
+            serde_json::to_writer(&mut out, &head).map_err(std::io::Error::other)?;
+            // compact JSON never holds a newline: one ends each item
+            for item in items {
+                std::io::Write::write_all(&mut out, b"\n")?;
+                serde_json::to_writer(&mut out, item).map_err(std::io::Error::other)?;
+            }
+            std::io::Write::write_all(&mut out, b"\n")?;
             let mut buffered = out.finish().map_err(std::io::Error::other)?;
             std::io::Write::flush(&mut buffered)
         });
