@@ -17,12 +17,17 @@ const DICTIONARY: &[u8] = include_bytes!("found_dictionary.json");
 
 pub(crate) enum Found {
     Plain(KernelFindings),
-    /// `file`: the kernel's own file, where a failure to unpack is told.
+    /// `file`: the kernel's own file, where a failure to unpack is told; `filed`: how many
+    /// diagnostics and records it files under which file (so the reports are sized once).
     Packed {
         file: usize,
+        filed: Box<[Filed]>,
         bytes: Vec<u8>,
     },
 }
+
+/// (file, diagnostics, records)
+pub(crate) type Filed = (usize, usize, usize);
 
 #[derive(Serialize, Deserialize)]
 struct Packed {
@@ -38,6 +43,7 @@ impl Found {
         if !pack || !finite(&findings) {
             return Found::Plain(findings);
         }
+        let filed = filed(&findings);
         let (diagnostics, records, timed_out) = findings;
         let records = records
             .into_iter()
@@ -54,9 +60,18 @@ impl Found {
         match serde_json::to_vec(&packed) {
             Ok(json) => Found::Packed {
                 file,
+                filed,
                 bytes: lz4_flex::block::compress_prepend_size_with_dict(&json, DICTIONARY),
             },
             Err(_) => Found::Plain(unpacked(packed)),
+        }
+    }
+
+    /// How many diagnostics and records the kernel files under each file.
+    pub fn filed(&self) -> Box<[Filed]> {
+        match self {
+            Found::Plain(f) => filed(f),
+            Found::Packed { filed, .. } => filed.clone(),
         }
     }
 
@@ -64,7 +79,7 @@ impl Found {
     pub fn unpack(self) -> Result<KernelFindings, usize> {
         match self {
             Found::Plain(f) => Ok(f),
-            Found::Packed { file, bytes } => {
+            Found::Packed { file, bytes, .. } => {
                 lz4_flex::block::decompress_size_prepended_with_dict(&bytes, DICTIONARY)
                     .ok()
                     .and_then(|json| serde_json::from_slice::<Packed>(&json).ok())
@@ -73,6 +88,27 @@ impl Found {
             }
         }
     }
+}
+
+fn filed((diagnostics, records, _): &KernelFindings) -> Box<[Filed]> {
+    fn at(out: &mut Vec<Filed>, f: usize) -> &mut Filed {
+        let i = match out.iter().position(|x| x.0 == f) {
+            Some(i) => i,
+            None => {
+                out.push((f, 0, 0));
+                out.len() - 1
+            }
+        };
+        &mut out[i]
+    }
+    let mut out: Vec<Filed> = Vec::new();
+    for (f, _) in diagnostics {
+        at(&mut out, *f).1 += 1;
+    }
+    for (f, _) in records {
+        at(&mut out, *f).2 += 1;
+    }
+    out.into_boxed_slice()
 }
 
 fn unpacked(p: Packed) -> KernelFindings {

@@ -29,6 +29,14 @@ impl<T: Shift> Shift for Vec<T> {
     }
 }
 
+impl<T: Shift> Shift for Box<[T]> {
+    fn shift(&mut self, by: i64) {
+        for x in self.iter_mut() {
+            x.shift(by);
+        }
+    }
+}
+
 impl<T: Shift> Shift for Box<T> {
     fn shift(&mut self, by: i64) {
         (**self).shift(by);

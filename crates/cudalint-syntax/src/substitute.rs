@@ -107,9 +107,8 @@ pub fn param_is_a_place(params: &[String], body: &Expr) -> bool {
             ExprKind::Cond { cond, then, els } => {
                 visit(cond, params) || visit(then, params) || visit(els, params)
             }
-            ExprKind::Call { args, .. } | ExprKind::Init(args) => {
-                args.iter().any(|a| visit(a, params))
-            }
+            ExprKind::Call { args, .. } => args.iter().any(|a| visit(a, params)),
+            ExprKind::Init(args) => args.iter().any(|a| visit(a, params)),
             _ => false,
         }
     }
@@ -232,8 +231,7 @@ fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Expr)) {
             walk_expr(then, f);
             walk_expr(els, f);
         }
-        ExprKind::Call { args, .. } | ExprKind::Init(args) => {
-            args.iter_mut().for_each(|a| walk_expr(a, f))
-        }
+        ExprKind::Call { args, .. } => args.iter_mut().for_each(|a| walk_expr(a, f)),
+        ExprKind::Init(args) => args.iter_mut().for_each(|a| walk_expr(a, f)),
     }
 }

@@ -1025,7 +1025,12 @@ pub(super) fn modified_before(
                 expr(lhs, in_loop, out, d);
                 expr(rhs, in_loop, out, d);
             }
-            ExprKind::Call { args, .. } | ExprKind::Init(args) => {
+            ExprKind::Call { args, .. } => {
+                for a in args {
+                    expr(a, in_loop, out, d);
+                }
+            }
+            ExprKind::Init(args) => {
                 for a in args {
                     expr(a, in_loop, out, d);
                 }

@@ -295,7 +295,7 @@ impl<'s> Lowerer<'s> {
             let element = Expr {
                 kind: ExprKind::Call {
                     callee: "__element".into(),
-                    template_args: Vec::new(),
+                    template_args: Box::default(),
                     args: vec![
                         Expr {
                             kind: ExprKind::Ident(whole.clone()),
@@ -305,7 +305,8 @@ impl<'s> Lowerer<'s> {
                             kind: ExprKind::Int(i as i64),
                             span: at,
                         },
-                    ],
+                    ]
+                    .into(),
                 },
                 span: at,
             };

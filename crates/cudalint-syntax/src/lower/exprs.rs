@@ -121,8 +121,8 @@ impl<'s> Lowerer<'s> {
             "alignof_expression" => match n.child_by_field_id(fid().r#type.get()) {
                 Some(t) => ExprKind::Call {
                     callee: "alignof".into(),
-                    template_args: vec![TemplateArg::Type(self.type_of(t, None))],
-                    args: Vec::new(),
+                    template_args: vec![TemplateArg::Type(self.type_of(t, None))].into(),
+                    args: Box::default(),
                 },
                 None => ExprKind::Unsupported("alignof".into()),
             },
@@ -379,8 +379,8 @@ impl<'s> Lowerer<'s> {
         let call = Expr {
             kind: ExprKind::Call {
                 callee,
-                template_args,
-                args,
+                template_args: template_args.into(),
+                args: args.into(),
             },
             span: sp,
         };

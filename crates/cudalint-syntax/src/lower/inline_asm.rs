@@ -222,8 +222,8 @@ fn special_expr(reg: &str, sp: Span) -> Option<Expr> {
     let lane = || {
         at(ExprKind::Call {
             callee: "__lane_id".into(),
-            template_args: Vec::new(),
-            args: Vec::new(),
+            template_args: Box::default(),
+            args: Box::default(),
         })
     };
     let bin = |op: BinOp, lhs: Expr, rhs: Expr| {
@@ -350,12 +350,13 @@ impl<'s> Lowerer<'s> {
         {
             return at(ExprKind::Call {
                 callee: "__pipeline_memcpy_async".into(),
-                template_args: Vec::new(),
+                template_args: Box::default(),
                 args: vec![
                     self.expr(d, depth + 1),
                     self.expr(s, depth + 1),
                     at(ExprKind::Int(bytes)),
-                ],
+                ]
+                .into(),
             });
         }
         let mut effects: Vec<Expr> = Vec::new();
@@ -458,8 +459,8 @@ impl<'s> Lowerer<'s> {
                     };
                     effects.push(at(ExprKind::Call {
                         callee: "atomicAdd".into(),
-                        template_args: Vec::new(),
-                        args: vec![*arg, v],
+                        template_args: Box::default(),
+                        args: vec![*arg, v].into(),
                     }));
                 }
             }
@@ -498,8 +499,8 @@ impl<'s> Lowerer<'s> {
             let Some(d) = operand(self, i) else { continue };
             let rhs = at(ExprKind::Call {
                 callee: "__asm".into(),
-                template_args: Vec::new(),
-                args: Vec::new(),
+                template_args: Box::default(),
+                args: Box::default(),
             });
             effects.push(at(ExprKind::Assign {
                 op: None,
@@ -521,8 +522,8 @@ fn bit_expression(callee: &str, mut argv: Vec<Expr>, sp: Span) -> Expr {
     if callee != "bfe" || argv.len() != 3 {
         return at(ExprKind::Call {
             callee: callee.into(),
-            template_args: Vec::new(),
-            args: argv,
+            template_args: Box::default(),
+            args: argv.into(),
         });
     }
     let len = argv.pop().unwrap_or(at(ExprKind::Int(32)));
