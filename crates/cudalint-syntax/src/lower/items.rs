@@ -503,6 +503,7 @@ impl<'s> Lowerer<'s> {
                 span: span(p),
             });
         }
+        params.shrink_to_fit();
         params
     }
 

@@ -86,6 +86,9 @@ impl<'s> Lowerer<'s> {
         for c in named_children(n) {
             self.stmt_into(c, depth + 1, &mut out);
         }
+        // a model lives for the whole run: grown a push at a time, the statements' vectors
+        // were a quarter larger than what they held
+        out.shrink_to_fit();
         out
     }
 
