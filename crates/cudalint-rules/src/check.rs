@@ -485,25 +485,6 @@ fn kernel_findings(result: &analysis::Analysis, inputs: &[Input], ctx: &Ctx) -> 
     (diagnostics, records, timed_out)
 }
 
-/// [`check_parsed`] with the kernels' analyses left to `analyse`: given the project, the
-/// kernels as [`analysis::kernels`] lists them, every file's options and the rules, it returns
-/// the rules' findings on each kernel, in that order, and whatever it keeps of the analyses.
-/// Returns the reports and what it kept.
-pub(crate) fn check_parsed_with<Kept>(
-    inputs: &[Input],
-    parsed: &[Option<&FileModel>],
-    settings: &Settings,
-    analyse: impl FnOnce(
-        &analysis::Project,
-        &[(usize, usize)],
-        &[Options],
-        &(dyn Fn(&analysis::Analysis) -> Found + Sync),
-    ) -> (Vec<Found>, Kept),
-) -> (Vec<FileReport>, Kept) {
-    let (analysed, kept) = analyse_parsed(inputs, parsed, settings, false, analyse);
-    (file_reports(inputs, analysed, settings), kept)
-}
-
 /// What the analysis of a run leaves for its reports: nothing of the models, so they can go
 /// before the findings are unpacked.
 pub(crate) struct Analysed<'a> {
@@ -515,8 +496,11 @@ pub(crate) struct Analysed<'a> {
     lost: Vec<(usize, Diagnostic)>,
 }
 
-/// The analysis half of [`check_parsed_with`]; `pack`: pack each kernel's findings as they
-/// come (see [`Found`]).
+/// [`check_parsed`]'s analysis with the kernels' analyses left to `analyse`: given the
+/// project, the kernels as [`analysis::kernels`] lists them, every file's options and the
+/// rules, it returns the rules' findings on each kernel, in that order, and whatever it keeps
+/// of the analyses. `pack`: pack each kernel's findings as they come (see [`Found`]).
+/// [`file_reports`] makes the reports of what it returns.
 pub(crate) fn analyse_parsed<'a, Kept>(
     inputs: &'a [Input],
     parsed: &[Option<&FileModel>],
@@ -601,7 +585,7 @@ pub(crate) fn analyse_parsed<'a, Kept>(
     (analysed, kept)
 }
 
-/// The reports half of [`check_parsed_with`]: the findings filed under their files, the
+/// The reports of an [`analyse_parsed`]: the findings filed under their files, the
 /// suppressions and the configuration applied.
 pub(crate) fn file_reports(
     inputs: &[Input],

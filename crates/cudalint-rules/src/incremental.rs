@@ -3,7 +3,7 @@
 //! not change keep their analysis. The reports are those [`crate::check`] gives for the same
 //! inputs; the CLI, which checks once, does not need any of this.
 
-use crate::check::{check_parsed_with, FileReport, Input, Settings};
+use crate::check::{analyse_parsed, file_reports, FileReport, Input, Settings};
 pub use crate::kernel_cache::Reuse;
 use crate::kernel_cache::{KernelCache, Run};
 use cudalint_syntax::{Defines, ParsedFile};
@@ -106,10 +106,11 @@ impl Incremental {
             .iter()
             .map(|p| p.as_ref().map(|p| &p.model))
             .collect();
-        let (reports, results) = check_parsed_with(
+        let (analysed, results) = analyse_parsed(
             inputs,
             &models,
             settings,
+            false,
             |project, jobs, options, rules| {
                 // the language server keeps every kernel's analysis for the next check
                 let results = kernels.analyse(&Run {
@@ -123,6 +124,7 @@ impl Incremental {
                 (results.par_iter().map(rules).collect(), results)
             },
         );
+        let reports = file_reports(inputs, analysed, settings);
         self.kernels.keep(results);
         drop(texts);
         for ((i, k), parsed) in inputs.iter().zip(kept).zip(parsed) {
