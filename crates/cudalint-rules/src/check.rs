@@ -601,9 +601,11 @@ pub(crate) fn file_reports(
     // each file's findings in vectors of their size, made once: grown a push at a time, they
     // were a third larger than what they held on the 10 MB monorepo
     let mut sizes = vec![(0, 0); reports.len()];
-    for (f, d, r) in found.iter().flat_map(|k| k.filed()) {
-        sizes[f].0 += d;
-        sizes[f].1 += r;
+    for k in &found {
+        for &(f, d, r) in k.filed().iter() {
+            sizes[f].0 += d;
+            sizes[f].1 += r;
+        }
     }
     for (report, (d, r)) in reports.iter_mut().zip(sizes) {
         report.diagnostics.reserve_exact(d);

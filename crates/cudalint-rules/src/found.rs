@@ -68,10 +68,10 @@ impl Found {
     }
 
     /// How many diagnostics and records the kernel files under each file.
-    pub fn filed(&self) -> Box<[Filed]> {
+    pub fn filed(&self) -> std::borrow::Cow<'_, [Filed]> {
         match self {
-            Found::Plain(f) => filed(f),
-            Found::Packed { filed, .. } => filed.clone(),
+            Found::Plain(f) => filed(f).into_vec().into(),
+            Found::Packed { filed, .. } => filed[..].into(),
         }
     }
 

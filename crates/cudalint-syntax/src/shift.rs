@@ -23,21 +23,19 @@ impl<T: Shift> Shift for Option<T> {
     }
 }
 
-impl<T: Shift> Shift for Vec<T> {
+impl<T: Shift> Shift for [T] {
     fn shift(&mut self, by: i64) {
         self.iter_mut().for_each(|x| x.shift(by));
     }
 }
 
-impl<T: Shift> Shift for Box<[T]> {
+impl<T: Shift> Shift for Vec<T> {
     fn shift(&mut self, by: i64) {
-        for x in self.iter_mut() {
-            x.shift(by);
-        }
+        self.as_mut_slice().shift(by);
     }
 }
 
-impl<T: Shift> Shift for Box<T> {
+impl<T: Shift + ?Sized> Shift for Box<T> {
     fn shift(&mut self, by: i64) {
         (**self).shift(by);
     }
