@@ -173,7 +173,7 @@ pub fn configurations(
     options: &Options,
 ) -> Vec<(Shape, interp::Bindings)> {
     let mut out: Vec<(Shape, interp::Bindings)> = Vec::new();
-    if let Some(&block) = options.kernel_blocks.get(&kernel.name) {
+    if let Some(&block) = options.kernel_blocks.get(kernel.name.as_str()) {
         let bindings = launches_of(project, kernel)
             .into_iter()
             .next()
@@ -401,7 +401,7 @@ pub fn analyze_kernel_until(
             accesses: Vec::new(),
             skipped: vec![Skipped {
                 loc: (file, kernel.name_span),
-                kernel: kernel.name.clone(),
+                kernel: kernel.name.to_string(),
                 reason: format!(
                     "an internal error in cudalint's analysis ({message}); please report it"
                 ),
@@ -423,7 +423,7 @@ fn analyze_kernel_inner(
             accesses: Vec::new(),
             skipped: vec![Skipped {
                 loc: (file, err),
-                kernel: kernel.name.clone(),
+                kernel: kernel.name.to_string(),
                 reason: "a parse error inside the kernel".into(),
             }],
         };
@@ -491,7 +491,7 @@ fn analyze_kernel_inner(
             };
             let access = Access {
                 loc: raw.loc,
-                kernel: kernel.name.clone(),
+                kernel: kernel.name.to_string(),
                 kernel_loc,
                 space: raw.space,
                 op: raw.op,

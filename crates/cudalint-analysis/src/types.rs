@@ -346,22 +346,13 @@ pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<Cow<'a, Typ
     if !name.is_empty() && name.split(' ').all(|w| KEYWORDS.contains(&w)) {
         return None;
     }
+    let key = cudalint_syntax::TypeKey::new(name);
     files
         .iter()
         .find_map(|f| {
-            f.typedefs
-                .iter()
-                .find(|t| t.name == name && t.ty.name != name)
-                .map(|t| &t.ty)
-                // `#define float_sw4 double`: the macro is the type where a type is expected
-                .or_else(|| {
-                    f.defines
-                        .iter()
-                        .rev()
-                        .find(|d| d.name == name)
-                        .and_then(|d| d.as_type.as_ref())
-                        .filter(|t| t.name != name && names_a_type(t, files))
-                })
+            let (typedef, define) = f.type_named(&key);
+            // `#define float_sw4 double`: the macro is the type where a type is expected
+            typedef.or_else(|| define.filter(|t| t.name != name && names_a_type(t, files)))
         })
         .map(Cow::Borrowed)
         .or_else(|| member_typedef(name, files).map(Cow::Owned))
@@ -432,7 +423,7 @@ pub fn through_typedefs(name: &str, files: &[&FileModel]) -> String {
     let mut full = name.to_string();
     for _ in 0..16 {
         match typedef_of(&full, files).filter(|t| t.pointer_depth == 0) {
-            Some(t) => full = t.name.clone(),
+            Some(t) => full = t.name.to_string(),
             None => break,
         }
     }
@@ -765,6 +756,30 @@ mod tests {
     }
 
     #[test]
+    fn a_typedef_or_type_macro_is_found_in_the_first_file_that_has_one() {
+        let a = model(
+            "typedef struct P P;\ntypedef float real;\ntypedef double real;\n#define idx_t long\n#define idx_t\n",
+        );
+        let b = model("#define real int\n#define idx_t int\n#define DATA_TYPE double\n");
+        let files = [&a, &b];
+        let name = |n: &str| typedef_of(n, &files).map(|t| t.name.to_string());
+        // the first typedef of the name; `typedef struct P P` names the struct, not a type
+        assert_eq!(name("real").as_deref(), Some("float"));
+        assert_eq!(name("P"), None);
+        // a later definition that is not a type hides the file's earlier one, not the next
+        // file's
+        assert_eq!(name("idx_t").as_deref(), Some("int"));
+        assert_eq!(name("DATA_TYPE").as_deref(), Some("double"));
+        assert_eq!(name("missing"), None);
+        // the index is made once, on any thread, and read from every other
+        let from_threads: Vec<Option<String>> = std::thread::scope(|s| {
+            let h: Vec<_> = (0..4).map(|_| s.spawn(|| name("DATA_TYPE"))).collect();
+            h.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(from_threads.iter().all(|n| n.as_deref() == Some("double")));
+    }
+
+    #[test]
     fn a_struct_nested_in_a_class_is_found_by_its_qualified_name() {
         let m = model(
             "class NEP {\npublic:\n  struct ParaMB { int n_max; int L_max; };\n  ParaMB paramb;\n  void compute(int n);\n};",
@@ -796,7 +811,7 @@ mod tests {
         assert_eq!(size("typename Traits<short>::size_type"), Some(4));
         assert_eq!(
             typedef_of("Traits<char>::pointer", &files).map(|t| (t.name.clone(), t.pointer_depth)),
-            Some(("char".to_string(), 1))
+            Some(("char".into(), 1))
         );
         // no such member, no such specialization
         assert_eq!(size("Map<P_int>::Other"), None);

@@ -316,7 +316,7 @@ mod tests {
             p.model
                 .defines
                 .iter()
-                .map(|x| (x.name.clone(), x.span.end))
+                .map(|x| (x.name.to_string(), x.span.end))
                 .collect()
         };
         let (mut p, text) = parse_incremental(src, &d, None).unwrap();

@@ -19,10 +19,14 @@ impl Span {
     }
 }
 
+/// An identifier or a type's spelling: up to 24 bytes (nearly every name in CUDA code) it is
+/// held inline, where a `String` allocated for each one was a fifth of a large run's models.
+pub type Name = compact_str::CompactString;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TypeRef {
     /// Base type spelled as in the source, whitespace-normalised (`unsigned int`, `float4`, `P3`, `T`).
-    pub name: String,
+    pub name: Name,
     pub pointer_depth: u8,
     pub is_const: bool,
     /// `volatile`: every read and write goes to memory, none is kept in a register.
@@ -32,7 +36,7 @@ pub struct TypeRef {
 impl TypeRef {
     pub fn named(name: &str) -> TypeRef {
         TypeRef {
-            name: name.to_string(),
+            name: name.into(),
             pointer_depth: 0,
             is_const: false,
             is_volatile: false,
@@ -142,10 +146,10 @@ pub enum ExprKind {
     Float,
     Bool(bool),
     Str,
-    Ident(String),
+    Ident(Name),
     Field {
         base: Box<Expr>,
-        field: String,
+        field: Name,
         arrow: bool,
     },
     Index {
@@ -175,8 +179,8 @@ pub enum ExprKind {
     // boxed slices, 16 bytes where a vector takes 24 (an empty one allocates nothing): a call
     // is the largest expression, and every expression is as large as it
     Call {
-        callee: String,
-        template_args: Box<[TemplateArg]>,
+        callee: Name,
+        template_args: TemplateArgs,
         args: Box<[Expr]>,
     },
     /// C-style casts and `static_cast` / `reinterpret_cast` / `const_cast`.
@@ -194,6 +198,30 @@ pub enum ExprKind {
     Lambda(std::sync::Arc<Lambda>),
     /// Something the model does not represent; the text says what.
     Unsupported(String),
+}
+
+/// A call's explicit template arguments (`load<float4>(p)`), in one pointer: most calls have
+/// none, and a call's size is every expression's size.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TemplateArgs(Option<Box<Box<[TemplateArg]>>>);
+
+impl From<Vec<TemplateArg>> for TemplateArgs {
+    fn from(args: Vec<TemplateArg>) -> TemplateArgs {
+        TemplateArgs((!args.is_empty()).then(|| Box::new(args.into_boxed_slice())))
+    }
+}
+
+impl std::ops::Deref for TemplateArgs {
+    type Target = [TemplateArg];
+    fn deref(&self) -> &[TemplateArg] {
+        self.0.as_deref().map_or(&[], |b| &b[..])
+    }
+}
+
+impl std::ops::DerefMut for TemplateArgs {
+    fn deref_mut(&mut self) -> &mut [TemplateArg] {
+        self.0.as_deref_mut().map_or(&mut [], |b| &mut b[..])
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -223,7 +251,7 @@ pub struct Dim {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decl {
-    pub name: String,
+    pub name: Name,
     pub name_span: Span,
     pub ty: TypeRef,
     pub dims: Vec<Dim>,
@@ -241,7 +269,7 @@ pub struct Decl {
 impl Decl {
     /// A plain local variable: no memory-space qualifier, not extern, const or a reference.
     pub fn local(
-        name: String,
+        name: Name,
         name_span: Span,
         ty: TypeRef,
         dims: Vec<Dim>,
@@ -345,14 +373,14 @@ pub enum FnKind {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct TemplateParam {
-    pub name: String,
+    pub name: Name,
     pub is_type: bool,
     pub default: Option<TemplateArg>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {
-    pub name: String,
+    pub name: Name,
     pub ty: TypeRef,
     pub is_reference: bool,
     /// `float* __restrict__ p`: nothing else the function reaches aliases what `p` points to,
@@ -369,7 +397,7 @@ pub struct Param {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
-    pub name: String,
+    pub name: Name,
     pub name_span: Span,
     pub span: Span,
     pub kind: FnKind,
@@ -401,7 +429,7 @@ impl Function {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldDef {
     /// Empty for an anonymous struct or union member, whose fields are the outer struct's.
-    pub name: String,
+    pub name: Name,
     pub ty: TypeRef,
     pub array_len: Option<Expr>,
     /// The dimensions after the first of an array member (`dcomplex e[3][3]`: `[3]`).
@@ -410,13 +438,13 @@ pub struct FieldDef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
-    pub name: String,
+    pub name: Name,
     /// Non-static data members, in order: the layout.
     pub fields: Vec<FieldDef>,
     /// `template <class T> struct S`: the parameters' names.
-    pub template_params: Vec<String>,
+    pub template_params: Vec<Name>,
     /// `static constexpr size_t size = sizeof(int4) / sizeof(T);`: name and initializer.
-    pub statics: Vec<(String, Expr)>,
+    pub statics: Vec<(Name, Expr)>,
     /// The `extern __shared__` array a member function hands out (cuda-samples'
     /// `SharedMemory<T>`, whose `operator T*()` returns it): constructing one is a pointer to
     /// the block's dynamic shared memory.
@@ -428,8 +456,8 @@ pub struct StructDef {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Define {
-    pub name: String,
-    pub params: Option<Vec<String>>,
+    pub name: Name,
+    pub params: Option<Vec<Name>>,
     /// The replacement parsed as an expression; `None` when it is empty or not an expression.
     pub body: Option<Expr>,
     /// The replacement read as a type, when it is one (`#define float_sw4 double`,
@@ -450,7 +478,7 @@ pub struct Define {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Launch {
-    pub kernel: String,
+    pub kernel: Name,
     pub template_args: Vec<TemplateArg>,
     /// `<<<grid, block, smem, stream>>>`
     pub config: Vec<Expr>,
@@ -473,7 +501,7 @@ pub struct Instantiation {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Typedef {
-    pub name: String,
+    pub name: Name,
     pub ty: TypeRef,
 }
 
@@ -493,4 +521,129 @@ pub struct FileModel {
     pub includes: Vec<String>,
     /// Every outermost ERROR or MISSING region of the parse, inside functions or not.
     pub error_regions: Vec<Span>,
+    pub type_names: TypeNames,
+}
+
+/// Where a file typedefs and `#define`s each name, made the first time a type is looked up in
+/// it: each lookup scanned every typedef and macro of every file it could see, a third of the
+/// time of a file under AMGX's headers. Filed by the name's hash, which a lookup computes once
+/// for all the files it asks. Made from the model's own items, so no part of its equality; a
+/// model is not changed once it is lowered (an edited file's is made anew).
+#[derive(Clone, Debug, Default)]
+pub struct TypeNames(std::sync::OnceLock<HashMap<u64, (u32, u32), PassHash>>);
+
+type PassHash = std::hash::BuildHasherDefault<PassHasher>;
+
+/// The key is a hash already.
+#[derive(Default)]
+pub struct PassHasher(u64);
+
+impl std::hash::Hasher for PassHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ b as u64;
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
+}
+
+impl PartialEq for TypeNames {
+    fn eq(&self, _: &TypeNames) -> bool {
+        true
+    }
+}
+
+use std::collections::HashMap;
+
+/// Neither a typedef nor a macro.
+const NONE: u32 = u32::MAX;
+/// Two names of the file have the hash: the file is scanned.
+const SHARED: u32 = u32::MAX - 1;
+
+/// A name a type lookup asks every visible file for, hashed once.
+pub struct TypeKey<'a> {
+    name: &'a str,
+    hash: u64,
+}
+
+impl TypeKey<'_> {
+    pub fn new(name: &str) -> TypeKey<'_> {
+        use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
+        // the same on every thread: a file's index is made on one and read on all
+        let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(name);
+        TypeKey { name, hash }
+    }
+}
+
+impl FileModel {
+    /// The type the first typedef of `name` stands for (not `typedef struct S S`'s), and the
+    /// type the last `#define` of `name` spells where it spells one.
+    pub fn type_named(&self, key: &TypeKey) -> (Option<&TypeRef>, Option<&TypeRef>) {
+        let index = self.type_names.0.get_or_init(|| {
+            fn file<'m, 'i>(
+                index: &'i mut HashMap<u64, (u32, u32), PassHash>,
+                names: &mut HashMap<u64, &'m str, PassHash>,
+                name: &'m str,
+            ) -> &'i mut (u32, u32) {
+                let hash = TypeKey::new(name).hash;
+                let first = *names.entry(hash).or_insert(name);
+                let e = index.entry(hash).or_insert((NONE, NONE));
+                if first != name {
+                    *e = (SHARED, SHARED);
+                }
+                e
+            }
+            let mut index: HashMap<u64, (u32, u32), PassHash> = HashMap::default();
+            let mut names: HashMap<u64, &str, PassHash> = HashMap::default();
+            for (i, t) in self.typedefs.iter().enumerate() {
+                if t.ty.name != t.name {
+                    let e = file(&mut index, &mut names, &t.name);
+                    if e.0 == NONE {
+                        e.0 = i as u32;
+                    }
+                }
+            }
+            for (i, d) in self.defines.iter().enumerate() {
+                let e = file(&mut index, &mut names, &d.name);
+                if e.1 != SHARED {
+                    // a later definition that is not a type hides an earlier one that is
+                    e.1 = if d.as_type.is_some() { i as u32 } else { NONE };
+                }
+            }
+            index
+        });
+        let name = key.name;
+        match index.get(&key.hash) {
+            None => (None, None),
+            Some(&(SHARED, _)) => (
+                self.typedefs
+                    .iter()
+                    .find(|t| t.name == name && t.ty.name != name)
+                    .map(|t| &t.ty),
+                self.defines
+                    .iter()
+                    .rev()
+                    .find(|d| d.name == name)
+                    .and_then(|d| d.as_type.as_ref()),
+            ),
+            Some(&(t, d)) => {
+                let typedef = self.typedefs.get(t as usize);
+                let define = self.defines.get(d as usize);
+                // the file's one name of this hash may not be the one asked for
+                let ours = typedef.map(|t| &t.name).or(define.map(|d| &d.name));
+                if ours.is_none_or(|n| n != name) {
+                    return (None, None);
+                }
+                (
+                    typedef.map(|t| &t.ty),
+                    define.and_then(|d| d.as_type.as_ref()),
+                )
+            }
+        }
+    }
 }

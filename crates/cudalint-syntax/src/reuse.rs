@@ -40,6 +40,7 @@ impl Counts {
             includes,
             // computed from the whole tree after lowering, not per item
             error_regions: _,
+            type_names: _,
         } = m;
         Counts {
             functions: functions.len(),
@@ -186,6 +187,7 @@ impl Reuse {
             stray_errors,
             includes,
             error_regions: _,
+            type_names: _,
         } = model;
         Reuse {
             old: Taken {

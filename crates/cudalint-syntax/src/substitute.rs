@@ -43,7 +43,7 @@ pub fn expand_statement_macro(def: &Define, args: &[Expr]) -> Option<Stmt> {
 }
 
 /// A function-like macro's expression body with `args` written in place of its parameters.
-pub fn expand_expression_macro(params: &[String], body: &Expr, args: &[Expr]) -> Expr {
+pub fn expand_expression_macro(params: &[Name], body: &Expr, args: &[Expr]) -> Expr {
     let mut e = body.clone();
     walk_expr(&mut e, &|x: &mut Expr| {
         if let ExprKind::Ident(name) = &x.kind {
@@ -61,29 +61,29 @@ pub fn expand_expression_macro(params: &[String], body: &Expr, args: &[Expr]) ->
 /// address (`&(value)`), assigns to it or to a member of it, or steps it (pytorch3d's
 /// `#define FASI(a, loc) (loc) = __float_as_int(a)`). The argument must then be written in,
 /// for the caller to see what the body did to it.
-pub fn param_is_a_place(params: &[String], body: &Expr) -> bool {
-    fn mentions(e: &Expr, params: &[String]) -> bool {
+pub fn param_is_a_place(params: &[Name], body: &Expr) -> bool {
+    fn mentions(e: &Expr, params: &[Name]) -> bool {
         let found = std::cell::Cell::new(false);
         let mut copy = e.clone();
         walk_expr(&mut copy, &|x: &mut Expr| {
             if let ExprKind::Ident(n) = &x.kind {
-                if params.contains(n) {
+                if params.iter().any(|p| p == n) {
                     found.set(true);
                 }
             }
         });
         found.get()
     }
-    fn names_param(e: &Expr, params: &[String]) -> bool {
+    fn names_param(e: &Expr, params: &[Name]) -> bool {
         match &e.kind {
-            ExprKind::Ident(n) => params.contains(n),
+            ExprKind::Ident(n) => params.iter().any(|p| p == n),
             ExprKind::Field {
                 base, arrow: false, ..
             } => names_param(base, params),
             _ => false,
         }
     }
-    fn visit(e: &Expr, params: &[String]) -> bool {
+    fn visit(e: &Expr, params: &[Name]) -> bool {
         match &e.kind {
             ExprKind::Unary {
                 op: UnOp::AddrOf,
@@ -138,7 +138,7 @@ fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {
         }
         _ => {}
     };
-    let renamed = |name: &mut String| {
+    let renamed = |name: &mut Name| {
         if let Some(k) = params.iter().position(|p| p == name) {
             if let ExprKind::Ident(to) = &args[k].kind {
                 *name = to.clone();
@@ -149,7 +149,7 @@ fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {
     Some(s)
 }
 
-fn walk_stmt(s: &mut Stmt, f: &dyn Fn(&mut Expr), rename: &dyn Fn(&mut String)) {
+fn walk_stmt(s: &mut Stmt, f: &dyn Fn(&mut Expr), rename: &dyn Fn(&mut Name)) {
     match s {
         Stmt::Decl(d) => {
             rename(&mut d.name);

@@ -13,7 +13,7 @@ use super::{
 use crate::sym::{self, Op, Sym, Var};
 use crate::types;
 use crate::types::TrimLiteral;
-use cudalint_syntax::{BinOp, Expr, ExprKind, FnKind, Function, Span, TemplateArg, TypeRef};
+use cudalint_syntax::{BinOp, Expr, ExprKind, FnKind, Function, Name, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
@@ -556,7 +556,7 @@ impl KernelRun<'_> {
     /// A function-like macro's body, its parameters bound to the arguments' values (or
     /// written in it already, `params` empty); its accesses are filed at the macro's use, as
     /// the compiler's line table files them.
-    fn expand_macro(&mut self, params: &[String], body: &Expr, argv: Vec<Val>, site: Loc) -> Val {
+    fn expand_macro(&mut self, params: &[Name], body: &Expr, argv: Vec<Val>, site: Loc) -> Val {
         if self.macro_depth > 32 {
             return Val::Unknown("macro expansion too deep".into());
         }
@@ -799,7 +799,7 @@ impl KernelRun<'_> {
         member_of: Option<&str>,
         targs: &[TemplateArg],
         argv: &[Val],
-    ) -> Vec<(String, TArg)> {
+    ) -> Vec<(Name, TArg)> {
         let mut template = Vec::new();
         let mut own = &f.template_params[..];
         if let (Some(fo), Some(full)) = (&f.owner, member_of) {

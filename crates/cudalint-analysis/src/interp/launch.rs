@@ -4,7 +4,7 @@
 
 use super::names::split_template;
 use super::{Bindings, Frame, KernelRun, Ptr, Returns, TArg, Val};
-use cudalint_syntax::{BinOp, Expr, ExprKind, Function, Span, Stmt, TemplateArg};
+use cudalint_syntax::{BinOp, Expr, ExprKind, Function, Name, Span, Stmt, TemplateArg};
 
 /// Calls of a templated host function looked at for its instantiations.
 const MAX_HOST_CALLS: usize = 8;
@@ -90,13 +90,13 @@ impl KernelRun<'_> {
     /// (`sort<int, float>(...)`) or deduced from pointer arguments, each call's evaluated in
     /// its caller's scope (itself instantiated the same way when it is a template too, up to
     /// a few levels: `main` -> `bb_segsort` -> `bb_segsort_run`). Distinct ones only.
-    fn host_instantiations(&mut self, host: &Function) -> Vec<Vec<(String, TArg)>> {
+    fn host_instantiations(&mut self, host: &Function) -> Vec<Vec<(Name, TArg)>> {
         self.instantiations_at(host, 0)
     }
 
-    fn instantiations_at(&mut self, host: &Function, depth: usize) -> Vec<Vec<(String, TArg)>> {
+    fn instantiations_at(&mut self, host: &Function, depth: usize) -> Vec<Vec<(Name, TArg)>> {
         const MAX_DEPTH: usize = 3;
-        let mut out: Vec<Vec<(String, TArg)>> = Vec::new();
+        let mut out: Vec<Vec<(Name, TArg)>> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         let calls = self.project.host_calls_of(&host.name);
         for (cfile, caller, call) in calls.into_iter().take(MAX_HOST_CALLS) {
@@ -154,7 +154,7 @@ impl KernelRun<'_> {
     /// A frame and scope for evaluating a call's arguments in its (host) caller, in `file`,
     /// with the caller's template parameters bound to `template`; the scope depth to truncate
     /// back to.
-    fn enter_host_caller(&mut self, file: usize, template: Vec<(String, TArg)>) -> usize {
+    fn enter_host_caller(&mut self, file: usize, template: Vec<(Name, TArg)>) -> usize {
         let base = self.scopes.len();
         self.frames.push(Frame {
             scope_base: base,
@@ -179,8 +179,8 @@ impl KernelRun<'_> {
         (cfile, caller, call): (usize, &Function, &Expr),
         template_args: &[TemplateArg],
         args: &[Expr],
-        caller_template: Vec<(String, TArg)>,
-    ) -> Vec<(String, TArg)> {
+        caller_template: Vec<(Name, TArg)>,
+    ) -> Vec<(Name, TArg)> {
         let base = self.enter_host_caller(cfile, caller_template);
         let mut needed = std::collections::HashSet::new();
         for a in args {
@@ -232,7 +232,7 @@ impl KernelRun<'_> {
         file: usize,
         launch: &cudalint_syntax::Launch,
         kernel: &Function,
-        template: Vec<(String, TArg)>,
+        template: Vec<(Name, TArg)>,
     ) -> LaunchValues {
         self.frames.push(Frame {
             scope_base: 0,
@@ -451,7 +451,7 @@ impl KernelRun<'_> {
                             .is_some_and(|p| p.is_reference && !p.ty.is_const)
                     });
                 if by_ref {
-                    out.insert(n.clone());
+                    out.insert(n.to_string());
                 }
             }
         }
@@ -595,7 +595,7 @@ impl KernelRun<'_> {
                     _ => None,
                 });
                 match bound {
-                    Some(TArg::Type(t)) => t.name.clone(),
+                    Some(TArg::Type(t)) => t.name.to_string(),
                     Some(TArg::Val(Val::Int(s))) if s.as_const().is_some() => {
                         s.as_const().unwrap_or(0).to_string()
                     }
@@ -603,7 +603,7 @@ impl KernelRun<'_> {
                 }
             })
             .collect();
-        r.name = format!("{}<{}>", base.trim(), args.join(", "));
+        r.name = compact_str::format_compact!("{}<{}>", base.trim(), args.join(", "));
         r
     }
 
@@ -770,9 +770,9 @@ fn root_name(e: &Expr) -> Option<&str> {
 /// constant.
 /// Adds a host template's instantiation to `out` unless it is empty or already there.
 fn push_distinct(
-    out: &mut Vec<Vec<(String, TArg)>>,
+    out: &mut Vec<Vec<(Name, TArg)>>,
     seen: &mut Vec<String>,
-    template: Vec<(String, TArg)>,
+    template: Vec<(Name, TArg)>,
 ) {
     let key = format!("{template:?}");
     if !template.is_empty() && !seen.contains(&key) {
@@ -837,7 +837,7 @@ pub(super) fn names_read<'a>(
             template_args,
             ..
         } => {
-            for t in template_args {
+            for t in template_args.iter() {
                 template_arg_names(t, out);
             }
             for a in args {
@@ -998,8 +998,8 @@ pub(super) fn modified_before(
         }
         let mut name = |e: &Expr| {
             if let ExprKind::Ident(n) = &e.kind {
-                if !out.contains(n) {
-                    out.insert(n.clone());
+                if !out.contains(n.as_str()) {
+                    out.insert(n.to_string());
                 }
             }
         };

@@ -28,7 +28,7 @@ use crate::project::Project;
 use crate::sym::{self, Sym, Var};
 use crate::types::{self, Layout};
 use crate::Options;
-use cudalint_syntax::{Expr, ExprKind, FileModel, Function, Span, TemplateArg, TypeRef};
+use cudalint_syntax::{Expr, ExprKind, FileModel, Function, Name, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, PartialOrd, Ord)]
@@ -249,7 +249,7 @@ struct Closure {
     def: std::sync::Arc<cudalint_syntax::Lambda>,
     captured: Vec<(Rc<str>, Val)>,
     file: usize,
-    template: Vec<(String, TArg)>,
+    template: Vec<(Name, TArg)>,
     frame_depth: usize,
 }
 
@@ -294,7 +294,7 @@ struct Frame {
     scope_base: usize,
     file: usize,
     ret: Option<Val>,
-    template: Vec<(String, TArg)>,
+    template: Vec<(Name, TArg)>,
     /// For a member function, the struct it is called on with its template arguments
     /// (`tile<16, 8, half2>`): names the function does not define are its static members.
     owner: Option<String>,
@@ -344,7 +344,7 @@ pub struct KernelRun<'p> {
     /// index the warp shares, is each thread's own value, not one for the warp.
     varying_locals: std::collections::HashSet<Rc<str>>,
     /// The template parameters of the host function whose launch is being evaluated.
-    host_template_params: Vec<String>,
+    host_template_params: Vec<Name>,
     /// Which of the distinct lambdas a wrapper's callers pass (xgboost's `dh::LaunchN(n,
     /// [=] __device__ (size_t i) {...})`, dozens of them) the launch being evaluated takes,
     /// and how many there were: one configuration of the kernel each.
@@ -925,7 +925,7 @@ impl<'p> KernelRun<'p> {
                     .any(|f| f.structs.iter().any(|s| s.name == nested))
                 {
                     return TypeRef {
-                        name: nested,
+                        name: nested.into(),
                         ..ty.clone()
                     };
                 }

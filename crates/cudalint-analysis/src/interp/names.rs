@@ -145,7 +145,7 @@ impl KernelRun<'_> {
                 let mut template = Vec::new();
                 for (p, a) in &binds {
                     let arg = self.template_arg_text(a);
-                    template.push((p.clone(), arg));
+                    template.push((p.as_str().into(), arg));
                 }
                 template
             }
@@ -190,7 +190,7 @@ impl KernelRun<'_> {
                 }
                 let mut binds: Vec<(String, String)> = Vec::new();
                 let fits = pattern.iter().zip(&args).all(|(p, a)| {
-                    if !s.template_params.contains(p) {
+                    if !s.template_params.iter().any(|t| t == p) {
                         return squeeze(p) == squeeze(a);
                     }
                     match binds.iter().find(|(n, _)| n == p) {
@@ -202,13 +202,18 @@ impl KernelRun<'_> {
                     }
                 });
                 if fits {
-                    return Some((s.name.clone(), binds));
+                    return Some((s.name.to_string(), binds));
                 }
             }
         }
         let def = structs().find(|s| s.name == base)?;
-        let binds = def.template_params.iter().cloned().zip(args).collect();
-        Some((def.name.clone(), binds))
+        let binds = def
+            .template_params
+            .iter()
+            .map(|p| p.to_string())
+            .zip(args)
+            .collect();
+        Some((def.name.to_string(), binds))
     }
 
     /// A template argument as a type names it (`16`, `half2` in `tile<16, 8, half2>`; `ncols`
@@ -289,7 +294,7 @@ pub(super) fn bind_type(binds: &[(String, String)], t: &TypeRef) -> Option<TypeR
     let stars = arg.matches('*').count() as u8;
     let bare = arg.trim_end_matches(|c: char| c == '*' || c.is_whitespace());
     Some(TypeRef {
-        name: bare.trim_start_str("const ").trim().to_string(),
+        name: bare.trim_start_str("const ").trim().into(),
         pointer_depth: t.pointer_depth + stars,
         is_const: t.is_const || bare.starts_with("const "),
         ..t.clone()
@@ -306,7 +311,7 @@ impl KernelRun<'_> {
                 def.fields
                     .iter()
                     .filter(|f| !f.name.is_empty())
-                    .map(|f| (f.name.clone(), f.array_len.is_some()))
+                    .map(|f| (f.name.to_string(), f.array_len.is_some()))
                     .collect()
             })
             .unwrap_or_default()

@@ -169,7 +169,7 @@ impl KernelRun<'_> {
             },
             None => FieldInfo {
                 name: field.to_string(),
-                struct_name: ty.name.clone(),
+                struct_name: ty.name.to_string(),
                 struct_size,
                 struct_align,
                 offset: off,
@@ -375,7 +375,7 @@ impl KernelRun<'_> {
                 space: place.ptr.space,
                 op,
                 bytes,
-                elem_type: place.ty.name.clone(),
+                elem_type: place.ty.name.to_string(),
                 base: place.ptr.base.to_string(),
                 decl: place.ptr.decl,
                 addr: sym::add(place.ptr.offset.clone(), sym::konst(offset)),

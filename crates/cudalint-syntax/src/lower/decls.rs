@@ -54,7 +54,7 @@ impl<'s> Lowerer<'s> {
             }
         }
         TypeRef {
-            name,
+            name: name.into(),
             pointer_depth,
             is_const,
             is_volatile,
@@ -161,11 +161,14 @@ impl<'s> Lowerer<'s> {
                 // two kernels of a file each declaring `__shared__ struct { ... } shmem;`
                 // (cuSZ's) are two types: the function's name tells them apart
                 base.name = match self.current_fn {
-                    Some(f) => format!("<anonymous {object} in {}>", self.model.functions[f].name),
-                    None => format!("<anonymous {object}>"),
+                    Some(f) => compact_str::format_compact!(
+                        "<anonymous {object} in {}>",
+                        self.model.functions[f].name
+                    ),
+                    None => compact_str::format_compact!("<anonymous {object}>"),
                 };
             }
-            self.struct_def(t, Some(base.name.clone()));
+            self.struct_def(t, Some(base.name.to_string()));
         }
         let mut shared = false;
         let mut constant = false;
@@ -226,7 +229,7 @@ impl<'s> Lowerer<'s> {
                 }
             }
             out.push(Decl {
-                name: self.text(name_node).to_string(),
+                name: self.text(name_node).into(),
                 name_span: span(name_node),
                 ty,
                 dims,
@@ -273,8 +276,8 @@ impl<'s> Lowerer<'s> {
             .filter(|c| c.kind() == "identifier")
             .collect();
         let Some(first) = names.first() else { return };
-        let whole = format!("__binding_{}", self.text(*first));
-        let plain = |name: String, name_span: Span, init: Option<Expr>| Decl {
+        let whole = compact_str::format_compact!("__binding_{}", self.text(*first));
+        let plain = |name: Name, name_span: Span, init: Option<Expr>| Decl {
             name,
             name_span,
             ty: base.clone(),
@@ -295,7 +298,7 @@ impl<'s> Lowerer<'s> {
             let element = Expr {
                 kind: ExprKind::Call {
                     callee: "__element".into(),
-                    template_args: Box::default(),
+                    template_args: TemplateArgs::default(),
                     args: vec![
                         Expr {
                             kind: ExprKind::Ident(whole.clone()),
@@ -310,7 +313,7 @@ impl<'s> Lowerer<'s> {
                 },
                 span: at,
             };
-            out.push(plain(self.text(*n).to_string(), at, Some(element)));
+            out.push(plain(self.text(*n).into(), at, Some(element)));
         }
     }
 
@@ -383,7 +386,7 @@ impl<'s> Lowerer<'s> {
                 span: span(name),
             });
             let mut d = Decl::local(
-                self.text(name).to_string(),
+                self.text(name).into(),
                 span(name),
                 TypeRef::named("int"),
                 Vec::new(),

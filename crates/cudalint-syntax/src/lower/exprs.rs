@@ -72,9 +72,7 @@ impl<'s> Lowerer<'s> {
             | "field_identifier"
             | "type_identifier"
             | "qualified_identifier"
-            | "namespace_identifier" => {
-                ExprKind::Ident(self.text(n).split_whitespace().collect::<String>())
-            }
+            | "namespace_identifier" => ExprKind::Ident(self.text(n).split_whitespace().collect()),
             "parenthesized_expression" => {
                 return match first_named(n) {
                     Some(inner) => {
@@ -189,7 +187,11 @@ impl<'s> Lowerer<'s> {
                     .iter()
                     .any(|c| !c.is_named() && self.text(*c) == "->")
             });
-        ExprKind::Field { base, field, arrow }
+        ExprKind::Field {
+            base,
+            field: field.into(),
+            arrow,
+        }
     }
 
     /// `a[i]`, and `a[i, j]` as `a[i][j]` (each inner subscript spans up to its `]`).
@@ -339,7 +341,7 @@ impl<'s> Lowerer<'s> {
             let (kernel, kernel_targs) =
                 self.through_kernel_pointer(callee.clone(), template_args.clone());
             self.model.launches.push(Launch {
-                kernel: kernel.rsplit("::").next().unwrap_or(&kernel).to_string(),
+                kernel: kernel.rsplit("::").next().unwrap_or(&kernel).into(),
                 template_args: kernel_targs,
                 config,
                 args: args.clone(),
@@ -378,7 +380,7 @@ impl<'s> Lowerer<'s> {
         }
         let call = Expr {
             kind: ExprKind::Call {
-                callee,
+                callee: callee.into(),
                 template_args: template_args.into(),
                 args: args.into(),
             },
@@ -434,7 +436,7 @@ impl Lowerer<'_> {
         };
         let (name, template_args) = self.through_kernel_pointer(name, template_args);
         self.model.launches.push(Launch {
-            kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
+            kernel: name.rsplit("::").next().unwrap_or(&name).into(),
             template_args,
             config,
             args,
@@ -536,7 +538,7 @@ fn plain_operand(text: &str) -> Option<ExprKind> {
     let word =
         first.is_ascii_alphabetic() && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_');
     (word && b.iter().any(u8::is_ascii_uppercase) && text != "NULL")
-        .then(|| ExprKind::Ident(text.to_string()))
+        .then(|| ExprKind::Ident(text.into()))
 }
 
 pub(super) fn parse_expression_snippet(text: &str, offset: usize) -> Option<Expr> {

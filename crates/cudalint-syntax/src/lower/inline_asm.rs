@@ -222,7 +222,7 @@ fn special_expr(reg: &str, sp: Span) -> Option<Expr> {
     let lane = || {
         at(ExprKind::Call {
             callee: "__lane_id".into(),
-            template_args: Box::default(),
+            template_args: TemplateArgs::default(),
             args: Box::default(),
         })
     };
@@ -350,7 +350,7 @@ impl<'s> Lowerer<'s> {
         {
             return at(ExprKind::Call {
                 callee: "__pipeline_memcpy_async".into(),
-                template_args: Box::default(),
+                template_args: TemplateArgs::default(),
                 args: vec![
                     self.expr(d, depth + 1),
                     self.expr(s, depth + 1),
@@ -459,7 +459,7 @@ impl<'s> Lowerer<'s> {
                     };
                     effects.push(at(ExprKind::Call {
                         callee: "atomicAdd".into(),
-                        template_args: Box::default(),
+                        template_args: TemplateArgs::default(),
                         args: vec![*arg, v].into(),
                     }));
                 }
@@ -499,7 +499,7 @@ impl<'s> Lowerer<'s> {
             let Some(d) = operand(self, i) else { continue };
             let rhs = at(ExprKind::Call {
                 callee: "__asm".into(),
-                template_args: Box::default(),
+                template_args: TemplateArgs::default(),
                 args: Box::default(),
             });
             effects.push(at(ExprKind::Assign {
@@ -522,7 +522,7 @@ fn bit_expression(callee: &str, mut argv: Vec<Expr>, sp: Span) -> Expr {
     if callee != "bfe" || argv.len() != 3 {
         return at(ExprKind::Call {
             callee: callee.into(),
-            template_args: Box::default(),
+            template_args: TemplateArgs::default(),
             args: argv.into(),
         });
     }

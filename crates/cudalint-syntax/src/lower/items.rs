@@ -45,7 +45,7 @@ impl<'s> Lowerer<'s> {
                             .map(|d| TemplateArg::Type(self.type_of(d, None)))
                     });
                 params.push(TemplateParam {
-                    name: self.text(name_node).to_string(),
+                    name: self.text(name_node).into(),
                     is_type,
                     default,
                 });
@@ -76,7 +76,7 @@ impl<'s> Lowerer<'s> {
         let params = n.child_by_field_id(fid().parameters.get()).map(|p| {
             named_children(p)
                 .into_iter()
-                .map(|c| self.text(c).to_string())
+                .map(|c| Name::from(self.text(c)))
                 .collect::<Vec<_>>()
         });
         let value = n.child_by_field_id(fid().value.get());
@@ -129,7 +129,7 @@ impl<'s> Lowerer<'s> {
             })
             .and_then(|v| super::stmts::parse_sequence_snippet(self.text(v), v.start_byte()));
         self.model.defines.push(Define {
-            name: self.text(name).to_string(),
+            name: self.text(name).into(),
             params,
             body,
             as_type,
@@ -149,7 +149,7 @@ impl<'s> Lowerer<'s> {
         };
         let ty = self.type_of(ty, None);
         self.model.typedefs.push(Typedef {
-            name: self.text(name).to_string(),
+            name: self.text(name).into(),
             ty,
         });
     }
@@ -189,7 +189,10 @@ impl<'s> Lowerer<'s> {
                     None => self.type_of(t, Some(n)),
                 };
                 ty.pointer_depth += ptr;
-                self.model.typedefs.push(Typedef { name, ty });
+                self.model.typedefs.push(Typedef {
+                    name: name.into(),
+                    ty,
+                });
             }
         }
     }
@@ -213,7 +216,7 @@ impl<'s> Lowerer<'s> {
         }
         let owner = crate::model::compact_type_name(owner);
         for t in &mut self.model.typedefs[before..] {
-            t.name = format!("{owner}::{}", t.name);
+            t.name = compact_str::format_compact!("{owner}::{}", t.name);
         }
     }
 
@@ -259,7 +262,7 @@ impl<'s> Lowerer<'s> {
                     names.first(),
                     f.child_by_field_id(fid().default_value.get()),
                 ) {
-                    statics.push((self.text(*d).to_string(), self.expr(v, 0)));
+                    statics.push((self.text(*d).into(), self.expr(v, 0)));
                 }
                 continue;
             }
@@ -289,7 +292,7 @@ impl<'s> Lowerer<'s> {
                         .find(|d| d.name == inner)
                     {
                         let mut qualified = def.clone();
-                        qualified.name = format!("{name}::{inner}");
+                        qualified.name = compact_str::format_compact!("{name}::{inner}");
                         self.model.structs.push(qualified);
                     }
                 }
@@ -301,7 +304,7 @@ impl<'s> Lowerer<'s> {
                         continue;
                     }
                     fields.push(FieldDef {
-                        name: String::new(),
+                        name: Name::default(),
                         ty: base,
                         array_len: None,
                         inner_dims: Vec::new(),
@@ -325,7 +328,7 @@ impl<'s> Lowerer<'s> {
                 let array_len = dims.first().and_then(|d| d.size.clone());
                 let inner_dims = dims.iter().skip(1).filter_map(|d| d.size.clone()).collect();
                 fields.push(FieldDef {
-                    name: self.text(name_node).to_string(),
+                    name: self.text(name_node).into(),
                     ty,
                     array_len,
                     inner_dims,
@@ -335,13 +338,13 @@ impl<'s> Lowerer<'s> {
         if let Some(alias) = alias {
             if alias != name {
                 self.model.typedefs.push(Typedef {
-                    name: alias,
+                    name: alias.into(),
                     ty: TypeRef::named(&name),
                 });
             }
         }
         self.model.structs.push(StructDef {
-            name,
+            name: name.into(),
             fields,
             template_params: Vec::new(),
             statics,
@@ -358,7 +361,7 @@ impl<'s> Lowerer<'s> {
         self.function(f, template);
         if self.model.functions.len() > before {
             if let Some(func) = self.model.functions.last_mut() {
-                func.name = format!("{owner}::{}", func.name);
+                func.name = compact_str::format_compact!("{owner}::{}", func.name);
                 func.owner = Some(owner.to_string());
             }
         }
@@ -436,7 +439,7 @@ impl<'s> Lowerer<'s> {
         let parse_error = if n.has_error() { first_error(n) } else { None };
         let index = self.model.functions.len();
         self.model.functions.push(Function {
-            name,
+            name: name.into(),
             name_span: span(name_node),
             span: span(n),
             kind,
@@ -494,7 +497,7 @@ impl<'s> Lowerer<'s> {
                 .flatten()
                 .map(|v| self.expr(v, 0));
             params.push(Param {
-                name: self.text(pname).to_string(),
+                name: self.text(pname).into(),
                 ty,
                 is_reference: d.kind() == "reference_declarator",
                 is_restrict: self.restrict_pointer(d),
@@ -532,7 +535,7 @@ impl<'s> Lowerer<'s> {
                 let lhs = Expr {
                     kind: ExprKind::Field {
                         base: Box::new(this),
-                        field: self.text(*field).to_string(),
+                        field: self.text(*field).into(),
                         arrow: true,
                     },
                     span: span(*field),
@@ -556,7 +559,7 @@ impl<'s> Lowerer<'s> {
 /// a type `i`, and the analysis binds each parameter to its argument's value, so the
 /// parentheses that protect the expansion's precedence are not needed. Parentheses of a
 /// call or a subscript (`f(i)`) are kept.
-fn unparenthesize_params(text: &str, params: &[String]) -> String {
+fn unparenthesize_params(text: &str, params: &[Name]) -> String {
     let b = text.as_bytes();
     let mut out = b.to_vec();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
@@ -661,7 +664,7 @@ pub(super) fn type_text(text: &str) -> Option<TypeRef> {
             || w.ends_with("int64")
     };
     typelike.then(|| TypeRef {
-        name: words.join(" "),
+        name: words.join(" ").into(),
         pointer_depth: pointer_depth as u8,
         is_const,
         is_volatile,

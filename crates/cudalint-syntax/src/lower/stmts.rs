@@ -56,12 +56,12 @@ impl<'s> Lowerer<'s> {
                     span: at,
                 }
             });
-        let decl = |name: String, name_span: Span, ty: TypeRef, init: Expr| {
+        let decl = |name: Name, name_span: Span, ty: TypeRef, init: Expr| {
             Decl::local(name, name_span, ty, Vec::new(), Some(init), span(n))
         };
         let mut ty = self.type_of(t, Some(n));
         ty.pointer_depth += ptr;
-        let element = decl(self.text(name).to_string(), span(name), ty, element);
+        let element = decl(self.text(name).into(), span(name), ty, element);
         let init = decl(COUNTER.into(), at, TypeRef::named("int"), int(0));
         let cond = Expr {
             kind: ExprKind::Binary {
@@ -215,7 +215,7 @@ impl<'s> Lowerer<'s> {
                 let mut ty = base.clone();
                 ty.pointer_depth += ptr;
                 out.push(Stmt::Decl(Box::new(Decl::local(
-                    self.text(name_node).to_string(),
+                    self.text(name_node).into(),
                     span(name_node),
                     ty,
                     dims,
