@@ -1218,7 +1218,7 @@ fn a_second_run_reads_the_results_cache_and_says_when_it_cannot() {
         (cold.stdout.as_str(), cold.stdout.as_str())
     );
     // a corrupt entry is ignored, said once per entry, and the result is the same
-    for e in std::fs::read_dir(cache.join("v2/reports"))
+    for e in std::fs::read_dir(cache.join("v3/reports"))
         .unwrap()
         .flatten()
     {
@@ -1241,7 +1241,31 @@ fn a_second_run_reads_the_results_cache_and_says_when_it_cannot() {
         &s(&dir.join("a.cu")),
     ]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(elsewhere.join("v2/reports").is_dir());
+    assert!(elsewhere.join("v3/reports").is_dir());
+}
+
+#[test]
+fn check_counts_the_accesses_that_audit_records_and_does_not_serve_an_audit_from_its_cache() {
+    let dir = scratch("counted");
+    std::fs::write(dir.join("a.cu"), GOOD).unwrap();
+    let file = s(&dir.join("a.cu"));
+    let cache = s(&dir.join("cache"));
+    let cold = common::json(&["audit", "--format", "json", "--no-cache", &file]);
+    let records = cold["accesses"].as_array().map_or(0, Vec::len);
+    assert!(records > 0, "{cold}");
+    for _ in 0..2 {
+        // with --show-unanalysed, as audit runs: only what the reports keep tells them apart
+        let r = common::run(&["check", "--show-unanalysed", "--cache-dir", &cache, &file]);
+        assert!(
+            r.stdout
+                .contains(&format!("; {records} memory accesses analysed in ")),
+            "{}",
+            r.stdout
+        );
+    }
+    // check's entries hold no records: the audit analyses again, and has them all
+    let audit = common::json(&["audit", "--format", "json", "--cache-dir", &cache, &file]);
+    assert_eq!(audit["accesses"], cold["accesses"]);
 }
 
 #[test]

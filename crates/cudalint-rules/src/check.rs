@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone)]
 pub struct Input {
     pub path: String,
-    pub text: String,
+    /// Shared, not copied, by the parts of a run that are analysed apart (the links the
+    /// results cache did not have).
+    pub text: std::sync::Arc<str>,
     /// Read only for what it defines (a header a checked file includes): not reported on.
     pub context: bool,
     /// The cudalint.toml that governs this file, if any.
@@ -30,7 +32,7 @@ pub struct Input {
 }
 
 impl Input {
-    pub fn new(path: impl Into<String>, text: impl Into<String>) -> Input {
+    pub fn new(path: impl Into<String>, text: impl Into<std::sync::Arc<str>>) -> Input {
         Input {
             path: path.into(),
             text: text.into(),
@@ -58,6 +60,19 @@ pub struct Settings {
     /// How long the kernels of one file may take to analyse, their times added up; those
     /// still running when it is spent are not analysed (CL101). None: no limit.
     pub time_budget: Option<std::time::Duration>,
+    /// What a report keeps of the accesses analysed.
+    pub accesses: Accesses,
+}
+
+/// What a report keeps of the accesses the analysis priced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Accesses {
+    /// Each one's record (the audit, the editor's hover).
+    #[default]
+    Recorded,
+    /// Only how many there were (`check`, which reports the findings: the records of a 10 MB
+    /// corpus were a third of a run's peak memory).
+    Counted,
 }
 
 /// A step of a run, as [`Progress`] hears of it.
@@ -264,6 +279,9 @@ pub struct FileReport {
     pub path: String,
     pub diagnostics: Vec<Diagnostic>,
     pub accesses: Vec<AccessRecord>,
+    /// How many accesses were analysed: `accesses.len()` where they are recorded.
+    #[serde(default)]
+    pub accesses_analysed: usize,
     pub kernels: usize,
     /// Lines where the parser left an ERROR or MISSING region (after preprocessing).
     pub parse_error_lines: Vec<usize>,
@@ -459,11 +477,17 @@ pub(crate) fn analyse_all<'a>(
 }
 
 /// The rules' findings on one kernel's analysis, filed under the files they are in.
-fn kernel_findings(result: &analysis::Analysis, inputs: &[Input], ctx: &Ctx) -> KernelFindings {
+fn kernel_findings(
+    result: &analysis::Analysis,
+    inputs: &[Input],
+    ctx: &Ctx,
+    keep: Accesses,
+) -> KernelFindings {
     let reported = |f: usize| !inputs[f].context;
     let mut diagnostics = Vec::new();
     let mut records = Vec::new();
     let mut timed_out = Vec::new();
+    let mut counted: Vec<(usize, usize)> = Vec::new();
     for s in &result.skipped {
         if reported(s.loc.0) && s.reason.starts_with(analysis::OUT_OF_TIME) {
             timed_out.push((s.loc.0, s.kernel.clone()));
@@ -480,9 +504,15 @@ fn kernel_findings(result: &analysis::Analysis, inputs: &[Input], ctx: &Ctx) -> 
         if let Some(d) = rules::check_access(a, &result.accesses, excess, ctx) {
             diagnostics.push((a.loc.0, d));
         }
-        records.push((a.loc.0, record(a, excess, ctx)));
+        match keep {
+            Accesses::Recorded => records.push((a.loc.0, record(a, excess, ctx))),
+            Accesses::Counted => match counted.iter_mut().find(|c| c.0 == a.loc.0) {
+                Some(c) => c.1 += 1,
+                None => counted.push((a.loc.0, 1)),
+            },
+        }
     }
-    (diagnostics, records, timed_out)
+    (diagnostics, records, timed_out, counted)
 }
 
 /// What the analysis of a run leaves for its reports: nothing of the models, so they can go
@@ -518,7 +548,7 @@ pub(crate) fn analyse_parsed<'a, Kept>(
         parsed.iter().map(|p| p.unwrap_or(&empty)).collect();
     let ctx = Ctx {
         paths: inputs.iter().map(|i| i.path.as_str()).collect(),
-        texts: inputs.iter().map(|i| i.text.as_str()).collect(),
+        texts: inputs.iter().map(|i| i.text.as_ref()).collect(),
         lines: inputs.par_iter().map(|i| LineIndex::new(&i.text)).collect(),
     };
     let jobs = analysis::kernels(&models);
@@ -530,7 +560,11 @@ pub(crate) fn analyse_parsed<'a, Kept>(
         let file = (result.accesses.first().map(|a| a.kernel_loc.0))
             .or(result.skipped.first().map(|s| s.loc.0))
             .unwrap_or(0);
-        Found::new(kernel_findings(result, inputs, &ctx), file, pack)
+        Found::new(
+            kernel_findings(result, inputs, &ctx, settings.accesses),
+            file,
+            pack,
+        )
     };
     let (found, kept) = analyse(&project, &jobs, &options, &rules);
     drop(project);
@@ -621,7 +655,7 @@ pub(crate) fn file_reports(
         let part: Vec<Result<KernelFindings, usize>> =
             part.into_par_iter().map(Found::unpack).collect();
         for kernel in part {
-            let (diagnostics, records, timed_out) = match kernel {
+            let (diagnostics, records, timed_out, counted) = match kernel {
                 Ok(k) => k,
                 Err(f) => {
                     reports[f].error = Some(
@@ -640,6 +674,10 @@ pub(crate) fn file_reports(
             }
             for (f, r) in records {
                 reports[f].accesses.push(r);
+                reports[f].accesses_analysed += 1;
+            }
+            for (f, n) in counted {
+                reports[f].accesses_analysed += n;
             }
         }
     }
@@ -735,12 +773,13 @@ mod known {
     }
 }
 
-/// One kernel's diagnostics, analysed accesses and whether it ran out of time, each with the
-/// file it is filed under.
+/// One kernel's diagnostics, analysed accesses (records, or how many where they are only
+/// counted) and whether it ran out of time, each with the file it is filed under.
 pub(crate) type KernelFindings = (
     Vec<(usize, Diagnostic)>,
     Vec<(usize, AccessRecord)>,
     Vec<(usize, String)>,
+    Vec<(usize, usize)>,
 );
 
 fn record(a: &Access, kernel_excess: f64, ctx: &Ctx) -> AccessRecord {

@@ -34,6 +34,8 @@ struct Packed {
     diagnostics: Vec<(usize, Diagnostic)>,
     records: Vec<(usize, AccessRecord, AccessExtra)>,
     timed_out: Vec<(usize, String)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    counted: Vec<(usize, usize)>,
 }
 
 impl Found {
@@ -44,7 +46,7 @@ impl Found {
             return Found::Plain(findings);
         }
         let filed = filed(&findings);
-        let (diagnostics, records, timed_out) = findings;
+        let (diagnostics, records, timed_out, counted) = findings;
         let records = records
             .into_iter()
             .map(|(f, r)| {
@@ -56,6 +58,7 @@ impl Found {
             diagnostics,
             records,
             timed_out,
+            counted,
         };
         match serde_json::to_vec(&packed) {
             Ok(json) => Found::Packed {
@@ -90,7 +93,7 @@ impl Found {
     }
 }
 
-fn filed((diagnostics, records, _): &KernelFindings) -> Box<[Filed]> {
+fn filed((diagnostics, records, ..): &KernelFindings) -> Box<[Filed]> {
     fn at(out: &mut Vec<Filed>, f: usize) -> &mut Filed {
         let i = match out.iter().position(|x| x.0 == f) {
             Some(i) => i,
@@ -120,10 +123,10 @@ fn unpacked(p: Packed) -> KernelFindings {
             (f, r)
         })
         .collect();
-    (p.diagnostics, records, p.timed_out)
+    (p.diagnostics, records, p.timed_out, p.counted)
 }
 
-fn finite((diagnostics, records, _): &KernelFindings) -> bool {
+fn finite((diagnostics, records, ..): &KernelFindings) -> bool {
     let ok = |x: &Option<f64>| x.is_none_or(f64::is_finite);
     let impact = |i: &Option<ImpactFigures>| {
         i.as_ref().is_none_or(|i| {

@@ -22,6 +22,6 @@ pub mod warp_map;
 pub mod workspace;
 
 pub use cache::{check_cached, Cache, CacheStats};
-pub use check::{check, AccessRecord, FileReport, Input, Progress, Settings, Step};
+pub use check::{check, AccessRecord, Accesses, FileReport, Input, Progress, Settings, Step};
 pub use codes::{Rule, RULES};
 pub use diagnostic::{Applicability, Diagnostic, Edit, Fix, Label, Position, Severity};

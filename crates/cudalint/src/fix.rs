@@ -137,7 +137,7 @@ pub fn run(inputs: &[Input], reports: &[FileReport], settings: &Settings, dry: b
             .map(|i| Input {
                 path: i.path.clone(),
                 text: if i.path == path {
-                    new.clone()
+                    new.as_str().into()
                 } else {
                     i.text.clone()
                 },

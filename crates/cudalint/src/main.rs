@@ -328,11 +328,13 @@ fn run(
     paths: &[String],
     analysis: &AnalysisArgs,
     show_unanalysed: bool,
+    accesses: cudalint_rules::Accesses,
 ) -> Result<Checked, ExitCode> {
-    let settings = settings(analysis, show_unanalysed).map_err(|e| {
+    let mut settings = settings(analysis, show_unanalysed).map_err(|e| {
         eprintln!("cudalint: error: {e}");
         ExitCode::from(2)
     })?;
+    settings.accesses = accesses;
     let excludes = inputs::Excludes::new(&analysis.exclude).map_err(|e| {
         eprintln!("cudalint: error: {e}");
         ExitCode::from(2)
@@ -572,10 +574,11 @@ fn main() -> ExitCode {
             sort,
             analysis,
         } => {
-            let (_, reports, errors, _) = match run(&paths, &analysis, true) {
-                Ok(r) => r,
-                Err(code) => return code,
-            };
+            let (_, reports, errors, _) =
+                match run(&paths, &analysis, true, cudalint_rules::Accesses::Recorded) {
+                    Ok(r) => r,
+                    Err(code) => return code,
+                };
             match (format, sort) {
                 (Format::Text, Sort::Location) => print!("{}", render::audit_text(&reports)),
                 (Format::Json, Sort::Location) => {
@@ -609,11 +612,15 @@ fn check_command(args: CheckArgs) -> ExitCode {
         color,
         analysis,
     } = args;
-    let (mut collected, mut reports, errors, settings) =
-        match run(&paths, &analysis, show_unanalysed) {
-            Ok(r) => r,
-            Err(code) => return code,
-        };
+    let (mut collected, mut reports, errors, settings) = match run(
+        &paths,
+        &analysis,
+        show_unanalysed,
+        cudalint_rules::Accesses::Counted,
+    ) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     if fix || diff {
         let outcome = fix::run(&collected.inputs, &reports, &settings, diff);
         for (file, why) in &outcome.refused {
@@ -629,7 +636,7 @@ fn check_command(args: CheckArgs) -> ExitCode {
         // report what remains, from the files as they are now
         for input in collected.inputs.iter_mut() {
             if let Ok(t) = std::fs::read_to_string(&input.path) {
-                input.text = t;
+                input.text = t.into();
             }
         }
         reports = cudalint_rules::check(&collected.inputs, &settings);

@@ -14,7 +14,7 @@ pub fn text(
     let mut files = SimpleFiles::new();
     let ids: Vec<usize> = inputs
         .iter()
-        .map(|i| files.add(i.path.as_str(), i.text.as_str()))
+        .map(|i| files.add(i.path.as_str(), i.text.as_ref()))
         .collect();
     let id_of = |path: &str| inputs.iter().position(|i| i.path == path).map(|i| ids[i]);
     let config = term::Config::default();
@@ -83,7 +83,7 @@ pub fn summary(reports: &[FileReport]) -> String {
         count(Severity::Info),
     );
     let kernels: usize = reports.iter().map(|r| r.kernels).sum();
-    let accesses: usize = reports.iter().map(|r| r.accesses.len()).sum();
+    let accesses: usize = reports.iter().map(|r| r.accesses_analysed).sum();
     format!(
         "cudalint: {} finding{} ({w} warning{}, {i} info{}) in {} file{}; {accesses} memory accesses analysed in {kernels} kernel{}",
         e + w + i,

@@ -28,7 +28,7 @@ fn region(p: &Position, inputs: &[Input]) -> Value {
     let text = inputs
         .iter()
         .find(|i| i.path == p.file)
-        .map(|i| i.text.as_str())
+        .map(|i| i.text.as_ref())
         .unwrap_or("");
     let col = |byte: usize, line_col: usize| -> usize {
         let start = byte.saturating_sub(line_col - 1);

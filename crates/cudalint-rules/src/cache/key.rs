@@ -38,11 +38,14 @@ pub fn run_prefix(tool: &str, settings: &Settings) -> Key {
         defines: _,
         progress: _,
         time_budget: _,
+        accesses,
     } = settings;
     let mut w = Writer(blake3::Hasher::new());
     w.str("cudalint results cache 1");
     w.str(tool);
     w.int(*show_unanalysed as i64);
+    // a report that only counts its accesses is not an audit's
+    w.int((*accesses == crate::Accesses::Counted) as i64);
     *w.0.finalize().as_bytes()
 }
 

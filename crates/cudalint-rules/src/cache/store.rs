@@ -16,17 +16,29 @@ pub struct CachedReport {
     extra: Vec<AccessExtra>,
 }
 
-/// A file's report as the cache writes it: the run's own report, not a copy.
+/// A file's report as the cache writes it: the run's own report, not a copy, its accesses'
+/// extras made one at a time as they are written (all of them at once were a tenth of a large
+/// run's peak).
 #[derive(Serialize)]
 pub struct CachingReport<'a> {
     report: &'a FileReport,
-    extra: Vec<AccessExtra>,
+    extra: Extras<'a>,
+}
+
+struct Extras<'a>(&'a [AccessRecord]);
+
+impl Serialize for Extras<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(AccessRecord::extra))
+    }
 }
 
 impl CachingReport<'_> {
     pub fn new(report: &FileReport) -> CachingReport<'_> {
-        let extra = report.accesses.iter().map(AccessRecord::extra).collect();
-        CachingReport { report, extra }
+        CachingReport {
+            report,
+            extra: Extras(&report.accesses),
+        }
     }
 }
 
@@ -51,7 +63,7 @@ struct Head {
 }
 
 /// Where the entries are: a format this build cannot read is in another folder.
-const FORMAT: &str = "v2";
+const FORMAT: &str = "v3";
 
 pub struct Store {
     root: PathBuf,

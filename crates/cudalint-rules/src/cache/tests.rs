@@ -240,7 +240,7 @@ fn a_corrupt_or_foreign_entry_is_ignored_with_a_warning() {
     let inputs = inputs(&project());
     let cold = check(&inputs, &settings);
     check_cached(&inputs, &settings, &cache);
-    let entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir.join("v2/reports"))
+    let entries: Vec<std::path::PathBuf> = std::fs::read_dir(dir.join("v3/reports"))
         .unwrap()
         .flatten()
         .map(|e| e.path())
