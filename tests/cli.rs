@@ -1245,6 +1245,35 @@ fn a_second_run_reads_the_results_cache_and_says_when_it_cannot() {
 }
 
 #[test]
+fn a_header_anywhere_under_the_folder_given_is_found_though_no_checked_file_is_near_it() {
+    // GROMACS: the kernels under src/, `#include "gromacs/utility/basedefinitions.h"` in
+    // api/legacy/include, which the build adds with -I; not a git checkout (a release tarball)
+    let dir = scratch("given-folder");
+    let header = dir.join("api/legacy/include/gromacs/utility/basedefinitions.h");
+    std::fs::create_dir_all(header.parent().unwrap()).unwrap();
+    std::fs::write(
+        &header,
+        "#ifndef gmx_unused\n#  ifdef __GNUC__\n#    define gmx_unused __attribute__((unused))\n#  else\n#    define gmx_unused\n#  endif\n#endif\n",
+    )
+    .unwrap();
+    let kernel = dir.join("src/ewald/k.cu");
+    std::fs::create_dir_all(kernel.parent().unwrap()).unwrap();
+    std::fs::write(
+        &kernel,
+        "#include \"gromacs/utility/basedefinitions.h\"\n__global__ void k(float3 gmx_unused a, float* out) { out[threadIdx.x * 32] = 2.0f; }\n",
+    )
+    .unwrap();
+    let out = common::json(&["check", "--format", "json", "--show-unanalysed", &s(&dir)]);
+    let codes: Vec<&str> = out["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["CL201"], "{out}");
+}
+
+#[test]
 fn check_counts_the_accesses_that_audit_records_and_does_not_serve_an_audit_from_its_cache() {
     let dir = scratch("counted");
     std::fs::write(dir.join("a.cu"), GOOD).unwrap();

@@ -19,11 +19,16 @@ const MAX_FILES: usize = 200_000;
 
 impl ProjectHeaders {
     /// The tree of the checked files: the git work tree they are in, else the deepest folder
-    /// that holds them all.
-    pub(crate) fn new<'a>(paths: impl Iterator<Item = &'a str>) -> ProjectHeaders {
+    /// that holds them all and the `folders` the run was given.
+    pub(crate) fn new<'a>(
+        paths: impl Iterator<Item = &'a str>,
+        folders: &[PathBuf],
+    ) -> ProjectHeaders {
         let mut root: Option<PathBuf> = None;
-        for p in paths {
-            let dir = Path::new(p).parent().unwrap_or(Path::new(""));
+        let dirs = paths
+            .map(|p| Path::new(p).parent().unwrap_or(Path::new("")))
+            .chain(folders.iter().map(PathBuf::as_path));
+        for dir in dirs {
             root = Some(match root {
                 None => dir.to_path_buf(),
                 Some(r) => common_ancestor(&r, dir),
@@ -179,7 +184,7 @@ mod tests {
         std::fs::create_dir_all(d.path().join(".git")).unwrap();
         let file = d.path().join("csrc/transformer/dropout_kernels.cu");
         // one file checked: its work tree is looked in
-        let mut h = ProjectHeaders::new(std::iter::once(file.to_str().unwrap()));
+        let mut h = ProjectHeaders::new(std::iter::once(file.to_str().unwrap()), &[]);
         let dir = file.parent().unwrap();
         assert_eq!(
             h.find(dir, "custom_cuda_layers.h"),
@@ -204,12 +209,24 @@ mod tests {
     fn two_equally_near_headers_are_neither() {
         let d = tree(&["src/k.cu", "a/inc/util.h", "b/inc/util.h"]);
         let file = d.path().join("src/k.cu");
-        let mut h = ProjectHeaders::new(std::iter::once(file.to_str().unwrap()));
+        let mut h = ProjectHeaders::new(std::iter::once(file.to_str().unwrap()), &[]);
         // outside a work tree, the tree is the checked files' folder: nothing above it
         assert_eq!(h.find(file.parent().unwrap(), "util.h"), None);
         let other = d.path().join("a/x.cu");
-        let mut h =
-            ProjectHeaders::new([file.to_str().unwrap(), other.to_str().unwrap()].into_iter());
+        let mut h = ProjectHeaders::new(
+            [file.to_str().unwrap(), other.to_str().unwrap()].into_iter(),
+            &[],
+        );
         assert_eq!(h.find(file.parent().unwrap(), "util.h"), None);
+        // the folder the run was given is the tree, though no checked file is beside `a/`
+        let mut h = ProjectHeaders::new(
+            std::iter::once(file.to_str().unwrap()),
+            &[d.path().to_path_buf()],
+        );
+        assert_eq!(h.find(file.parent().unwrap(), "util.h"), None);
+        assert_eq!(
+            h.find(file.parent().unwrap(), "a/inc/util.h"),
+            Some(d.path().join("a/inc/util.h"))
+        );
     }
 }

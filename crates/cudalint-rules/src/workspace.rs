@@ -13,7 +13,14 @@ pub enum Headers<'a> {
     /// `__device__` functions the checked files call are analysed and reported in them,
     /// unless `skip` says the file is not the project's to report (a .gitignore'd or
     /// excluded path). The CLI.
-    Reported { skip: &'a dyn Fn(&Path) -> bool },
+    ///
+    /// `folders`: the folders the run was given, whose whole tree a quoted include found
+    /// nowhere else is looked for in (`ProjectHeaders`): their CUDA files may all sit in one
+    /// part of it and their headers in another (GROMACS's `src/` and `api/legacy/include`).
+    Reported {
+        skip: &'a dyn Fn(&Path) -> bool,
+        folders: &'a [PathBuf],
+    },
     /// Read only for their macros, types and helpers: the language server reports on the
     /// document it is given.
     Context,
@@ -42,12 +49,16 @@ pub fn prepare(
     let mut warnings = Vec::new();
     let databases = attach_compile_commands(inputs, compile, &mut warnings);
     let named = databases.iter().find_map(|d| d.as_ref().err().cloned());
-    add_included(inputs, include_dirs, databases, &mut warnings);
+    let folders = match &headers {
+        Headers::Reported { folders, .. } => folders,
+        Headers::Context => &[][..],
+    };
+    add_included(inputs, include_dirs, folders, databases, &mut warnings);
     let configs = configs.and(attach_configs(&mut inputs[checked..], given));
     for input in &mut inputs[checked..] {
         input.context = match &headers {
             Headers::Context => true,
-            Headers::Reported { skip } => {
+            Headers::Reported { skip, .. } => {
                 skip(Path::new(&input.path))
                     || input
                         .config
@@ -181,6 +192,7 @@ type LookupKey = (PathBuf, String, bool, usize, usize);
 fn add_included(
     inputs: &mut Vec<Input>,
     include_dirs: &[PathBuf],
+    folders: &[PathBuf],
     mut databases: Databases,
     warnings: &mut Vec<String>,
 ) {
@@ -199,6 +211,7 @@ fn add_included(
             .iter()
             .filter(|i| !i.context)
             .map(|i| i.path.as_str()),
+        folders,
     );
     let mut queue: std::collections::VecDeque<usize> = (0..inputs.len()).collect();
     let mut added = 0;

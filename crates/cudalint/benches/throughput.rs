@@ -114,7 +114,13 @@ fn main() {
         None,
         &[],
         &cudalint_rules::compile_commands::Source::Off,
-        cudalint_rules::workspace::Headers::Reported { skip: &skip },
+        cudalint_rules::workspace::Headers::Reported {
+            skip: &skip,
+            folders: &folders
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect::<Vec<_>>(),
+        },
     )
     .expect("no cudalint.toml is given");
     let headers = inputs.len() - given;

@@ -92,6 +92,15 @@ pub fn gitignored(path: &Path) -> bool {
     false
 }
 
+/// The folders among the paths a run was given.
+pub fn folders(paths: &[String]) -> Vec<std::path::PathBuf> {
+    paths
+        .iter()
+        .map(std::path::PathBuf::from)
+        .filter(|p| p.is_dir())
+        .collect()
+}
+
 pub fn collect(paths: &[String], excludes: &Excludes) -> Collected {
     let mut files = Vec::new();
     let mut headers = Vec::new();

@@ -353,7 +353,10 @@ fn run(
         analysis.config.as_deref(),
         &analysis.include_dir,
         &compile,
-        cudalint_rules::workspace::Headers::Reported { skip: &skip },
+        cudalint_rules::workspace::Headers::Reported {
+            skip: &skip,
+            folders: &inputs::folders(paths),
+        },
     ) {
         Ok(warnings) => collected.warnings.extend(warnings),
         Err(e) => {

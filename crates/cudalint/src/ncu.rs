@@ -496,7 +496,10 @@ pub fn run(
         None,
         &[],
         compile,
-        cudalint_rules::workspace::Headers::Reported { skip: &skip },
+        cudalint_rules::workspace::Headers::Reported {
+            skip: &skip,
+            folders: &[root.to_path_buf()],
+        },
     )?;
     for w in warnings {
         eprintln!("cudalint: warning: {w}");
