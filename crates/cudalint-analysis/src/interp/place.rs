@@ -203,6 +203,23 @@ impl KernelRun<'_> {
     /// passed a null pointer for, the pointer it stands for (an unguarded access through it
     /// is priced; guards on it were decided when it was 0).
     pub(super) fn pointer_value(&mut self, e: &Expr) -> Val {
+        // `float* out = a + i;`, `*(n + a + t)`: the pointer such a parameter stands for,
+        // stepped
+        if let ExprKind::Binary {
+            op: op @ (BinOp::Add | BinOp::Sub),
+            lhs,
+            rhs,
+        } = &e.kind
+        {
+            if self.steps_a_null_parameter(e) {
+                let l = self.pointer_value(lhs);
+                let r = match op {
+                    BinOp::Add => self.pointer_value(rhs),
+                    _ => self.rvalue(rhs),
+                };
+                return self.arith(*op, l, r);
+            }
+        }
         let v = self.rvalue(e);
         if let (Val::Int(s), ExprKind::Ident(name)) = (&v, &e.kind) {
             if s.as_const() == Some(0) {
@@ -212,6 +229,25 @@ impl KernelRun<'_> {
             }
         }
         v
+    }
+
+    /// Whether a sum or difference names a parameter the launch passed a null pointer for
+    /// among its terms.
+    fn steps_a_null_parameter(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Ident(n) => self.null_at_launch.iter().any(|(name, _)| **name == **n),
+            ExprKind::Binary {
+                op: BinOp::Add,
+                lhs,
+                rhs,
+            } => self.steps_a_null_parameter(lhs) || self.steps_a_null_parameter(rhs),
+            ExprKind::Binary {
+                op: BinOp::Sub,
+                lhs,
+                ..
+            } => self.steps_a_null_parameter(lhs),
+            _ => false,
+        }
     }
 
     pub(super) fn index_ptr(&mut self, mut p: Ptr, i: Sym) -> Place {
