@@ -341,18 +341,21 @@ impl<'s> Lowerer<'s> {
 
     /// `enum { MODE_SUSD = 0, MODE_FUSD = 1 };` (mmcv's filter modes, `enum { BLOCK = 256 }`
     /// in older CUDA): each enumerator is an `int` constant of the file, one more than the
-    /// one before where it has no value of its own.
+    /// one before where it has no value of its own. A scoped enum's (`enum class
+    /// ThreadsPerAtom { Order, OrderSquared }`, GROMACS's kernels' template parameter) are
+    /// named by their enum, `ThreadsPerAtom::Order`, not by themselves.
     pub(super) fn enum_def(&mut self, n: Node) {
         let Some(body) = n.child_by_field_id(fid().body.get()) else {
             return;
         };
-        // a scoped enum's (`enum class S { X }`) are `S::X`, not names of the file
-        if all_children(n)
+        let scoped = all_children(n)
             .iter()
-            .any(|c| matches!(c.kind(), "class" | "struct"))
-        {
-            return;
-        }
+            .any(|c| matches!(c.kind(), "class" | "struct"));
+        let scope = match (scoped, n.child_by_field_id(fid().name.get())) {
+            (false, _) => String::new(),
+            (true, Some(name)) => format!("{}::", self.text(name)),
+            (true, None) => return,
+        };
         let mut previous: Option<Expr> = None;
         for e in named_children(body) {
             if e.kind() != "enumerator" {
@@ -381,12 +384,13 @@ impl<'s> Lowerer<'s> {
                     },
                 },
             };
+            let full: Name = format!("{scope}{}", self.text(name)).into();
             previous = Some(Expr {
-                kind: ExprKind::Ident(self.text(name).into()),
+                kind: ExprKind::Ident(full.clone()),
                 span: span(name),
             });
             let mut d = Decl::local(
-                self.text(name).into(),
+                full,
                 span(name),
                 TypeRef::named("int"),
                 Vec::new(),
