@@ -663,7 +663,9 @@ impl KernelRun<'_> {
         let mut written_back: Vec<(Rc<str>, Rc<str>)> = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
             let place = places.get(i).cloned().flatten();
-            if !p.is_reference || p.ty.is_const {
+            // a `const T&` is bound to its object only where the caller gives one (a struct's
+            // `operator=`); elsewhere it is its value
+            if !p.is_reference || (p.ty.is_const && place.is_none()) {
                 continue;
             }
             if let Some(place) = place {
@@ -1014,6 +1016,44 @@ impl KernelRun<'_> {
         self.next_this_ptr = None;
         self.next_this_values.clear();
         called
+    }
+
+    /// `*best = *candidate` on objects in memory of a struct with its own `operator=`
+    /// (LightGBM's `CUDASplitInfo`): the operator, called on the object the left side is with
+    /// the right side's object as its `const T&` argument, copies member by member, each at
+    /// its own width and line, as nvcc compiles it; not one copy of the whole struct.
+    pub(super) fn assign_by_operator(&mut self, lhs: &Expr, rhs: &Expr, span: Span) -> Option<Val> {
+        let in_memory =
+            |p: &Place| !p.subarray && matches!(p.ptr.space, Space::Global | Space::Shared);
+        // looked at without recording anything: most assignments are not of such objects
+        let (n, held) = (self.accesses.len(), self.in_registers.len());
+        let target = self.place(lhs);
+        self.accesses.truncate(n);
+        self.in_registers.truncate(held);
+        let target = target.filter(|p| in_memory(p) && p.ty.pointer_depth == 0)?;
+        let ty = self.instantiate_type(&target.ty).name;
+        let (def, _) = self.struct_instance(&ty)?;
+        let qualified = format!("{def}::operator=");
+        let defined = self
+            .project
+            .device_functions("operator=", 1, self.file())
+            .iter()
+            .any(|(_, f)| f.name == qualified);
+        if !defined {
+            return None;
+        }
+        let target = self.place(lhs)?;
+        let source = self.place(rhs).filter(in_memory);
+        let argv = vec![match &source {
+            Some(p) => self.loaded_value(p),
+            None => self.rvalue(rhs),
+        }];
+        self.next_refs = vec![source];
+        self.next_this_ptr = Some(target.ptr);
+        let called = self.device_call(&qualified, "operator=", &[], argv, span);
+        self.next_refs.clear();
+        self.next_this_ptr = None;
+        called.ok()
     }
 
     /// In a member function called on an object in global or shared memory: `this` points

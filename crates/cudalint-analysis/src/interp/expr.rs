@@ -112,6 +112,11 @@ impl KernelRun<'_> {
                 self.arith(*op, a, b)
             }
             ExprKind::Assign { op, lhs, rhs } => {
+                if op.is_none() {
+                    if let Some(v) = self.assign_by_operator(lhs, rhs, e.span) {
+                        return v;
+                    }
+                }
                 let v = self.rvalue(rhs);
                 match op {
                     None => self.store(lhs, v.clone()),

@@ -423,7 +423,14 @@ impl<'s> Lowerer<'s> {
         let mut guard = 0;
         while decl.kind() != "function_declarator" {
             guard += 1;
-            match decl.child_by_field_id(fid().declarator.get()) {
+            // `__device__ T& at(int i)`, `S& operator=(const S&)`: the grammar's reference
+            // declarator names no field for what it wraps
+            let inner = decl.child_by_field_id(fid().declarator.get()).or_else(|| {
+                (decl.kind() == "reference_declarator")
+                    .then(|| decl.named_child(0))
+                    .flatten()
+            });
+            match inner {
                 Some(d) if guard < 16 => decl = d,
                 _ => return,
             }
