@@ -1274,6 +1274,34 @@ fn a_header_anywhere_under_the_folder_given_is_found_though_no_checked_file_is_n
 }
 
 #[test]
+fn looking_for_an_operator_on_the_left_side_changes_nothing_it_does_not_call() {
+    // a program with an `operator=` somewhere: every plain assignment's left side is looked at
+    // for one, and that look once ran `next_slot`'s atomic as if it had happened, so the
+    // `src[i]` nvcc keeps in a register (cuda-samples' warpAggregatedAtomicsCG: one LDG at the
+    // `if`, none at the store) was priced as loaded again
+    let dir = scratch("operator-look");
+    std::fs::write(
+        dir.join("f.cu"),
+        "struct Pair {\n  int a;\n  __device__ Pair& operator=(const Pair& o) { a = o.a; return *this; }\n};\n__device__ int next_slot(int* n) { return atomicAdd(n, 1); }\n__global__ void filter(int* dst, int* n, const int* src) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (src[i] > 0)\n    dst[next_slot(n)] = src[i];\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "--no-cache",
+        &s(&dir.join("f.cu")),
+    ]);
+    let rows: Vec<(u64, &str)> = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["line"].as_u64().unwrap(), a["op"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rows, [(5, "atomic"), (8, "load"), (9, "store")], "{out}");
+}
+
+#[test]
 fn check_counts_the_accesses_that_audit_records_and_does_not_serve_an_audit_from_its_cache() {
     let dir = scratch("counted");
     std::fs::write(dir.join("a.cu"), GOOD).unwrap();

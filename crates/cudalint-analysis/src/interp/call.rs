@@ -1025,21 +1025,29 @@ impl KernelRun<'_> {
     pub(super) fn assign_by_operator(&mut self, lhs: &Expr, rhs: &Expr, span: Span) -> Option<Val> {
         let in_memory =
             |p: &Place| !p.subarray && matches!(p.ptr.space, Space::Global | Space::Shared);
-        // looked at without recording anything: most assignments are not of such objects
-        let (n, held) = (self.accesses.len(), self.in_registers.len());
+        // every plain assignment comes here: the left side's place is worked out only where
+        // the program defines an `operator=` at all
+        let operators = self.project.device_functions("operator=", 1, self.file());
+        if operators.is_empty() {
+            return None;
+        }
+        // looked at without recording anything, nor counting a call in the left side
+        // (`dst[atomicAggInc(nres)] = src[i]`) as one that may write memory: that made the
+        // `src[i]` nvcc keeps in a register a load again
+        let (n, held, clobbers) = (
+            self.accesses.len(),
+            self.in_registers.clone(),
+            self.clobbers,
+        );
         let target = self.place(lhs);
         self.accesses.truncate(n);
-        self.in_registers.truncate(held);
+        self.in_registers = held;
+        self.clobbers = clobbers;
         let target = target.filter(|p| in_memory(p) && p.ty.pointer_depth == 0)?;
         let ty = self.instantiate_type(&target.ty).name;
         let (def, _) = self.struct_instance(&ty)?;
         let qualified = format!("{def}::operator=");
-        let defined = self
-            .project
-            .device_functions("operator=", 1, self.file())
-            .iter()
-            .any(|(_, f)| f.name == qualified);
-        if !defined {
+        if !operators.iter().any(|(_, f)| f.name == qualified) {
             return None;
         }
         let target = self.place(lhs)?;
