@@ -171,6 +171,20 @@ def parse_disassembly(text):
 # Compiling
 
 
+SYSTEM_INCLUDE = ("/usr/include", "/usr/include/x86_64-linux-gnu")
+
+
+def shadows_system_header(folder):
+    """A folder holding a header named like a system one (popsift's `features.h`) cannot be
+    passed with -I: glibc's own `#include <features.h>` would find it. Its files still find
+    each other, since a quoted include is looked for beside the includer first."""
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(".h")]
+    except OSError:
+        return False
+    return any(os.path.isfile(os.path.join(s, n)) for s in SYSTEM_INCLUDE for n in names)
+
+
 def include_dirs(path, root, extra):
     """-I folders for one file: its own, then each folder up to the root and the common
     include folders beside them (projects build with -I at their source root), then extra."""
@@ -178,7 +192,8 @@ def include_dirs(path, root, extra):
     d = os.path.dirname(os.path.abspath(path))
     root = os.path.abspath(root)
     while True:
-        dirs.append(d)
+        if not shadows_system_header(d):
+            dirs.append(d)
         for sub in ("include", "inc", "common", "Common", "common/inc", "utils", "src"):
             if os.path.isdir(os.path.join(d, sub)):
                 dirs.append(os.path.join(d, sub))
