@@ -411,6 +411,9 @@ pub struct Function {
     /// The struct whose body defines it (`tile::get_i`, named `tile::get_i`); its template
     /// parameters come first in `template_params`.
     pub owner: Option<String>,
+    /// It returns a reference (`T& operator[](int i)`): what it returns is a place, read or
+    /// written by the caller.
+    pub returns_reference: bool,
 }
 
 impl Function {

@@ -223,6 +223,7 @@ impl Shift for Function {
             launch_bounds,
             parse_error,
             owner: _,
+            returns_reference: _,
         } = self;
         name_span.shift(by);
         span.shift(by);

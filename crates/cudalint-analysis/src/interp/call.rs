@@ -191,6 +191,9 @@ impl KernelRun<'_> {
             Ok(v) => return v,
             Err(argv) => argv,
         };
+        if let Some(v) = self.temporary_object(name, targs, args, span) {
+            return v;
+        }
         // `shared.getPointer()`, `acc->add(x)`: a member function of the object's struct
         let argv = match self.member_call(name, targs, argv, span) {
             Ok(v) => return v,
@@ -611,7 +614,24 @@ impl KernelRun<'_> {
             .as_deref()
             .and_then(|o| self.struct_instance(o))
             .map(|(def, _)| def);
-        let candidates = self.project.device_functions(name, argv.len(), self.file());
+        // `get_ebits<Scalar>()` with Scalar = double: the explicit specialization
+        // `template<> int get_ebits<double>()` where the program has one
+        let specialized = (!targs.is_empty())
+            .then(|| self.template_args_text(targs))
+            .flatten()
+            .map(|t| format!("{name}<{t}>"))
+            .map(|spec| {
+                self.project
+                    .device_functions(&spec, argv.len(), self.file())
+            })
+            .filter(|c| c.iter().any(|(_, f)| f.body.is_some()));
+        let targs = if specialized.is_some() {
+            &[][..]
+        } else {
+            targs
+        };
+        let candidates = specialized
+            .unwrap_or_else(|| self.project.device_functions(name, argv.len(), self.file()));
         let of_owner = |f: &Function| f.owner.is_some() && f.owner == owner_base;
         let candidates: Vec<_> = if candidates.iter().any(|(_, f)| of_owner(f)) {
             candidates
@@ -634,6 +654,13 @@ impl KernelRun<'_> {
         }
         let member_of = f.owner.as_ref().and(owner);
         let template = self.callee_template(f, member_of.as_deref(), targs, &argv);
+        // `run()` inside a member function (a constructor's body calling its struct's own
+        // work): the same object
+        let this = this.or_else(|| {
+            let own = this_ptr.is_none() && !callee.contains("::") && of_owner(f);
+            own.then(|| self.frames.last().and_then(|fr| fr.this))
+                .flatten()
+        });
         // the caller's locals given by reference or address, with their values before the call
         let locals: Vec<Option<(Rc<str>, Option<Val>)>> = std::mem::take(&mut self.next_local_refs)
             .into_iter()
@@ -746,6 +773,16 @@ impl KernelRun<'_> {
             callee: name.to_string(),
         });
         let site_override = self.site_override.take();
+        // an accessor returning a reference (`T& operator[](int i) { return b_[i]; }`) gives
+        // its caller an address: nvcc files the load or store through it at the call
+        let accessor = f.returns_reference
+            && matches!(
+                f.body.as_deref(),
+                Some([cudalint_syntax::Stmt::Return(Some(_), _)])
+            );
+        if accessor {
+            self.site_override = Some(site_override.unwrap_or(site));
+        }
         let mask = self.mask.clone();
         if let Some(body) = &f.body {
             self.stmts(body);
@@ -896,11 +933,148 @@ impl KernelRun<'_> {
             .map(|(_, t, k)| (t.clone(), *k))
     }
 
+    /// The type `ty` names as the struct's instance (`BitonicSort::Warp32<float>`: namespaces
+    /// are not modelled, the struct's own name is) and the struct definition's name.
+    fn constructed_struct(&mut self, ty: &TypeRef) -> Option<(String, String)> {
+        let full = self.instantiate_type(ty).name.to_string();
+        if let Some((def, _)) = self.struct_instance(&full) {
+            return Some((full, def));
+        }
+        let bare = unqualified(&full);
+        if bare.len() == full.len() {
+            return None;
+        }
+        let bare = bare.to_string();
+        let (def, _) = self.struct_instance(&bare)?;
+        Some((bare, def))
+    }
+
+    /// Whether the struct `ty` names has a constructor of `arity` parameters with a body.
+    pub(super) fn has_constructor(&mut self, ty: &TypeRef, arity: usize) -> bool {
+        if ty.pointer_depth > 0 {
+            return false;
+        }
+        let Some((_, def)) = self.constructed_struct(ty) else {
+            return false;
+        };
+        let ctor = unqualified(def.split('<').next().unwrap_or(&def).trim());
+        self.project
+            .device_functions(ctor, arity, self.file())
+            .iter()
+            .any(|(_, f)| f.owner.as_deref() == Some(def.as_str()))
+    }
+
+    /// Whether `base[i]` is a call of an `operator[]` the program defines: `base` a local
+    /// object or a temporary one (`FastBuffer<T> b{p}; b[i]`, `LdgIterator<T>(p)[i]`) of a
+    /// struct with one.
+    pub(super) fn subscripts_an_object(&mut self, base: &Expr) -> bool {
+        let ty = match &base.kind {
+            ExprKind::Ident(n) => match self.lookup_local(n).and_then(|v| self.local_object(v)) {
+                Some((ty, _)) => ty,
+                None => return false,
+            },
+            ExprKind::Call { callee, .. } => TypeRef::named(unqualified(callee)),
+            _ => return false,
+        };
+        if self
+            .project
+            .device_functions("operator[]", 1, self.file())
+            .is_empty()
+        {
+            return false;
+        }
+        let full = self.instantiate_type(&ty).name;
+        let Some((def, _)) = self.struct_instance(&full) else {
+            return false;
+        };
+        self.project
+            .device_functions("operator[]", 1, self.file())
+            .iter()
+            .any(|(_, f)| f.owner.as_deref() == Some(def.as_str()))
+    }
+
+    /// `base[i]` through the `operator[]` of the object `base` is: what the operator returns
+    /// (its accesses at its own lines, as nvcc files them).
+    pub(super) fn object_subscript(&mut self, base: &Expr, index: &Expr, span: Span) -> Val {
+        let object = self.rvalue(base);
+        let i = self.rvalue(index);
+        let Some((ty, key)) = self.local_object(&object) else {
+            return Val::Unknown("subscript of an object built by a call".into());
+        };
+        let ty = self.instantiate_type(&ty).name;
+        self.next_this = Some(key);
+        let called = self.device_call(
+            &format!("{ty}::operator[]"),
+            "operator[]",
+            &[],
+            vec![i],
+            span,
+        );
+        self.next_this = None;
+        called.unwrap_or_else(|_| Val::Unknown(format!("`{ty}::operator[]`").into()))
+    }
+
+    /// Template arguments as the current frame binds them, written out (`double`, `4`), or
+    /// None where one is not known.
+    fn template_args_text(&mut self, targs: &[TemplateArg]) -> Option<String> {
+        let texts: Option<Vec<String>> = targs
+            .iter()
+            .map(|a| match a {
+                // `get_perm<BlockSize>()`: the grammar cannot tell a name from a type
+                TemplateArg::Type(t)
+                    if t.pointer_depth == 0 && self.template_value(&t.name).is_some() =>
+                {
+                    self.template_value(&t.name).map(|v| v.to_string())
+                }
+                TemplateArg::Type(t) => {
+                    let t = self.resolve_type(t);
+                    Some(format!(
+                        "{}{}",
+                        t.name,
+                        "*".repeat(t.pointer_depth as usize)
+                    ))
+                }
+                TemplateArg::Expr(e) => match self.pure_rvalue(e) {
+                    Val::Int(s) => s.as_const().map(|v| v.to_string()),
+                    _ => None,
+                },
+            })
+            .collect();
+        Some(texts?.join(", "))
+    }
+
+    /// `Scan<Reader, Writer>(n, r, w);`, `Reader(p)`: a temporary object of a struct the
+    /// program defines, built by its constructor (whose body may do the work: popsift's
+    /// prefix sum runs in one).
+    fn temporary_object(
+        &mut self,
+        name: &str,
+        targs: &[TemplateArg],
+        args: &[Expr],
+        span: Span,
+    ) -> Option<Val> {
+        if !is_identifier(name) {
+            return None;
+        }
+        let mut full = name.to_string();
+        if !targs.is_empty() {
+            full = format!("{name}<{}>", self.template_args_text(targs)?);
+        }
+        let ty = TypeRef::named(&full);
+        if !self.has_constructor(&ty, args.len()) {
+            return None;
+        }
+        let key = self.objects.len();
+        let label: Rc<str> = format!("{name}(...)").into();
+        self.objects.push((label.clone(), ty.clone(), key));
+        self.construct(&ty, key, args, span);
+        Some(Val::Unknown(format!("`{label}` {LOCAL_OBJECT}").into()))
+    }
+
     /// `S s(a, b);`, `S s;`: the struct's constructor of that many arguments, inlined on the
     /// new object, so the members it sets are what its member functions read.
     pub(super) fn construct(&mut self, ty: &TypeRef, key: usize, args: &[Expr], span: Span) {
-        let full = self.instantiate_type(ty).name;
-        let Some((def, _)) = self.struct_instance(&full) else {
+        let Some((full, def)) = self.constructed_struct(ty) else {
             return;
         };
         let ctor = unqualified(def.split('<').next().unwrap_or(&def).trim()).to_string();
@@ -991,10 +1165,11 @@ impl KernelRun<'_> {
             },
         };
         // `SharedMemory<U>` in a template the call bound U = float for
-        let ty = self.instantiate_type(&TypeRef::named(&ty)).name;
-        if self.struct_instance(&ty).is_none() {
+        let Some((ty, _)) = self.constructed_struct(&TypeRef::named(&ty)) else {
             return Err(argv);
-        }
+        };
+        // (the members of the struct as found: `hashtable32::device_view` is `device_view`)
+        let members = members.map(|(name, _)| (name, TypeRef::named(&ty)));
         let qualified = format!("{ty}::{method}");
         // a struct passed by value (`cst_dev_params.d_main_q_info.lane(ilane)`, a member of a
         // kernel's parameter): its members are values the launch fixes, named by their path

@@ -72,6 +72,9 @@ impl KernelRun<'_> {
                     None => Val::Unknown(format!("member `{field}`").into()),
                 }
             }
+            ExprKind::Index { base, index } if self.subscripts_an_object(base) => {
+                self.object_subscript(base, index, e.span)
+            }
             ExprKind::Index { .. }
             | ExprKind::Unary {
                 op: UnOp::Deref, ..
@@ -304,6 +307,14 @@ impl KernelRun<'_> {
     }
 
     /// Member of a value that is not in memory: `threadIdx.x`, a dim3 local, a struct parameter.
+    /// A name for an object in memory, whose members are read where they are: a reference
+    /// bound to memory, a `__shared__` object, a `__device__` one at file scope.
+    fn object_in_memory(&self, name: &str) -> bool {
+        self.reference_place(name).is_some()
+            || self.shared_scalar(name).is_some()
+            || self.global_scalar(name).is_some()
+    }
+
     fn value_field(&mut self, base: &Expr, field: &str) -> Option<Val> {
         // `cu_data.matrix_dim.cols` is in memory where `cu_data` is
         let mut base = base;
@@ -314,11 +325,7 @@ impl KernelRun<'_> {
         } = &base.kind
         {
             match &inner.kind {
-                ExprKind::Ident(n)
-                    if self.reference_place(n).is_some() || self.shared_scalar(n).is_some() =>
-                {
-                    return None;
-                }
+                ExprKind::Ident(n) if self.object_in_memory(n) => return None,
                 ExprKind::Field { .. } => base = inner,
                 _ => break,
             }
@@ -329,11 +336,9 @@ impl KernelRun<'_> {
                 op: UnOp::Deref, ..
             }
             | ExprKind::Field { arrow: true, .. } => true,
-            // a member of an object in memory (a reference bound to one, a `__shared__`
-            // struct) is read on its own
-            ExprKind::Ident(n) => {
-                self.reference_place(n).is_some() || self.shared_scalar(n).is_some()
-            }
+            // a member of an object in memory (a reference bound to one, a `__shared__` or
+            // `__device__` struct) is read on its own
+            ExprKind::Ident(n) => self.object_in_memory(n),
             _ => false,
         };
         if is_place {

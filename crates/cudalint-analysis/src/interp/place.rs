@@ -77,13 +77,7 @@ impl KernelRun<'_> {
                 if let Some(p) = self.reference_place(name) {
                     return Some(p);
                 }
-                if self.lookup_local(name).is_some() {
-                    return None;
-                }
-                let (fi, d) = self.project.global(name, self.file())?;
-                if !(d.device && d.dims.is_empty() && d.ty.pointer_depth == 0) {
-                    return None;
-                }
+                let (fi, d) = self.global_scalar(name)?;
                 let ty = d.ty.clone();
                 let p = Ptr::global(name, self.resolve_type(&ty), Some((fi, d.span)));
                 Some(self.index_ptr(p, sym::konst(0)))
@@ -304,7 +298,11 @@ impl KernelRun<'_> {
         // float* s`, a flag another block sets); a store where the analysis cannot tell still
         // changes what the array holds
         let volatile = p.elem.is_volatile || place.ty.is_volatile;
-        if volatile || p.offset.data || p.offset.unknown_reason().is_some() {
+        // an address computed from loaded values is the same only as itself (the same
+        // symbols: `ext->sigma` twice through one `ext = base + map[i]`); a store through one
+        // may land anywhere
+        let data_store = p.offset.data && op != AccessOp::Load;
+        if volatile || data_store || p.offset.unknown_reason().is_some() {
             if op != AccessOp::Load {
                 let (space, base) = (p.space, p.base.clone());
                 self.in_registers
@@ -695,6 +693,26 @@ impl KernelRun<'_> {
             .rev()
             .find(|&i| self.scopes[i].iter().any(|(n, _)| &**n == name));
         (innermost == Some(*scope)).then(|| p.clone())
+    }
+
+    /// The file-scope declaration of `name` when it is an object in global memory: a
+    /// `__device__` or `__managed__` scalar or struct. Not a `__constant__` one (constant
+    /// memory: a struct's members are read as a kernel parameter's are), nor a `const` scalar
+    /// initialised where it is defined (`__device__ static const float PI = 3.14159f;`),
+    /// whose value nvcc puts in the instruction, loading nothing.
+    pub(super) fn global_scalar(&self, name: &str) -> Option<(usize, &cudalint_syntax::Decl)> {
+        if self.lookup_local(name).is_some() {
+            return None;
+        }
+        let (fi, d) = self.project.global(name, self.file())?;
+        if !d.device || d.constant || !d.dims.is_empty() || d.ty.pointer_depth > 0 {
+            return None;
+        }
+        let folded = d.is_const
+            && !d.is_extern
+            && d.init.is_some()
+            && !types::is_struct(&d.ty.name, self.types());
+        (!folded).then_some((fi, d))
     }
 
     /// A name that is a scalar in memory: a `__shared__` one, or a `__device__` or

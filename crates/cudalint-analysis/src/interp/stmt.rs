@@ -417,11 +417,18 @@ impl KernelRun<'_> {
         };
         // `x128 v = load128(p);`: a struct in registers; `v[k]` goes through its operator[]
         // to its own members, not to memory
+        // `Reader r(ptr);`: one argument, given to the struct's own constructor (its value is
+        // not the object's)
+        let converting = matches!(&d.init, Some(Expr { kind: ExprKind::Init(args), .. }) if args.len() == 1)
+            && self.local_object(&v).is_none()
+            && !d.shared
+            && self.has_constructor(&ty, 1);
         let v = match v {
             // (a `__shared__` one is the block's, in shared memory: its members are places)
             // (a struct loaded from memory whole is an object too, its members copied)
-            Val::Unknown(_) | Val::Int(_)
-                if self.is_object_type(&ty)
+            v if converting
+                || matches!(v, Val::Unknown(_) | Val::Int(_))
+                    && self.is_object_type(&ty)
                     && !d.shared
                     && (matches!(v, Val::Unknown(_)) || d.init.as_ref().is_some_and(is_lvalue)) =>
             {

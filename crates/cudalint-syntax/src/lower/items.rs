@@ -421,8 +421,10 @@ impl<'s> Lowerer<'s> {
             return;
         };
         let mut guard = 0;
+        let mut returns_reference = false;
         while decl.kind() != "function_declarator" {
             guard += 1;
+            returns_reference |= decl.kind() == "reference_declarator";
             // `__device__ T& at(int i)`, `S& operator=(const S&)`: the grammar's reference
             // declarator names no field for what it wraps
             let inner = decl.child_by_field_id(fid().declarator.get()).or_else(|| {
@@ -456,6 +458,7 @@ impl<'s> Lowerer<'s> {
             launch_bounds,
             parse_error,
             owner: None,
+            returns_reference,
         });
         // Host code is lowered too: its launches, the calls through which a templated host
         // wrapper is instantiated (`bb_segsort(keys, vals, n)` deduces the K and T its launches
