@@ -954,6 +954,17 @@ impl KernelRun<'_> {
         if ty.pointer_depth > 0 {
             return false;
         }
+        // most names asked about are no struct's (`sqrtf(x)`, `int n(4)`): the constructors
+        // are found by name first, a hash lookup, before any struct is looked for
+        let bare = unqualified(ty.name.split('<').next().unwrap_or(&ty.name).trim());
+        let named = self
+            .project
+            .device_functions(bare, arity, self.file())
+            .iter()
+            .any(|(_, f)| f.owner.is_some());
+        if !named && self.through_typedefs(&ty.name) == ty.name.as_str() {
+            return false;
+        }
         let Some((_, def)) = self.constructed_struct(ty) else {
             return false;
         };
