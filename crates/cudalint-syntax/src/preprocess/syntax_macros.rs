@@ -446,6 +446,18 @@ fn lone_macro(line: &[u8], mask: &[bool]) -> Option<std::ops::Range<usize>> {
     (depth == 0).then_some(first..last + 1)
 }
 
+/// A single identifier, not a keyword, alone on its line's code.
+fn lone_word(line: &[u8], mask: &[bool]) -> Option<std::ops::Range<usize>> {
+    let code: Vec<usize> = (0..line.len())
+        .filter(|&i| mask[i] && !line[i].is_ascii_whitespace())
+        .collect();
+    let (&first, &last) = (code.first()?, code.last()?);
+    let word = &line[first..=last];
+    let ident = std::str::from_utf8(word).ok()?;
+    let is_ident = !word[0].is_ascii_digit() && word.iter().all(|&c| is_word(c));
+    (is_ident && !KEYWORDS.contains(&ident)).then_some(first..last + 1)
+}
+
 /// Whether the `)` ending the code before `line_start` closes a call or launch, not the head
 /// of an `if`, loop or `switch` (whose body a lone macro would be).
 fn ends_a_call(b: &[u8], mask: &[bool], line_start: usize) -> bool {
@@ -697,6 +709,29 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
                         continue;
                     }
                 }
+            } else if let Some(r) = lone_word(line, &mask[start..end]) {
+                // `p[0] = 0;` then `fallthrough_` then `case 1:` (zfp's `[[fallthrough]];`
+                // macro): a word alone on its line, after a statement and before a keyword
+                // no type name can precede, is a macro supplying its own semicolon
+                let after_statement = matches!(prev_sig, None | Some(b';' | b'{' | b'}' | b':'));
+                let next = (end..b.len()).find(|&i| significant(i));
+                let next_word = next.map(|i| {
+                    let e = (i..b.len()).find(|&j| !is_word(b[j])).unwrap_or(b.len());
+                    &b[i..e]
+                });
+                let closes = next.is_some_and(|i| b[i] == b'}');
+                let keyword = next_word.is_some_and(|w| {
+                    matches!(w, b"case" | b"default" | b"break" | b"return" | b"continue")
+                });
+                if after_statement && (closes || keyword) {
+                    blank_range(
+                        out.get_or_insert_with(|| b.to_vec()),
+                        start + r.start..start + r.end,
+                    );
+                    prev_sig = Some(b';');
+                    start = end + 1;
+                    continue;
+                }
             } else if let Some(close) = spanning_call(b, &mask, start, end) {
                 // `CHECK_CUDA(render(...,\n ...), debug)` over several lines, no semicolon: the
                 // call is kept and a semicolon put in the indentation of the next line
@@ -823,6 +858,26 @@ mod tests {
                 "PERF_END(\"k\", a, b)",
                 "; cudaCheckAsyncError(\"Cuda malloc\")",
                 "; x = 1;",
+                "}"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lone_word_before_a_label_is_a_statement_macro() {
+        let src = "void f(int n, int* p) {\n  switch (n) {\n    case 0:\n      p[0] = 0;\n      fallthrough_\n    case 1:\n      p[1] = 1;\n      fallthrough_\n  }\n  size_t\n  m = 4;\n}\n";
+        assert_eq!(
+            kept(src),
+            [
+                "void f(int n, int* p) {",
+                "switch (n) {",
+                "case 0:",
+                "p[0] = 0;",
+                "case 1:",
+                "p[1] = 1;",
+                "}",
+                "size_t",
+                "m = 4;",
                 "}"
             ]
         );
