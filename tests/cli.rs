@@ -1746,3 +1746,33 @@ fn the_pre_commit_hook_runs_the_binary_it_names() {
         "{stdout}"
     );
 }
+
+#[test]
+fn library_searches_and_casts_to_a_deduced_type_are_values() {
+    // a binary search over a pointer range (`thrust::upper_bound` in a block-mapped graph
+    // advance, then `thrust::distance` back to an index) is a place the data decides: the
+    // loads through the index it gives are data-dependent, not unknown; `OffsetT(0)` with
+    // OffsetT deduced from an integer argument is a cast, and the search's `a[mid]` is priced
+    let dir = scratch("library-searches");
+    std::fs::write(
+        dir.join("s.cu"),
+        "#include <thrust/binary_search.h>\n#include <thrust/execution_policy.h>\ntemplate <typename OffsetT>\n__device__ OffsetT split(const int* a, OffsetT diagonal, OffsetT len) {\n  OffsetT lo = max(diagonal - len, OffsetT(0));\n  OffsetT hi = min(diagonal, len);\n  while (lo < hi) {\n    OffsetT mid = (lo + hi) >> 1;\n    if (a[mid] <= diagonal) lo = mid + 1; else hi = mid;\n  }\n  return lo;\n}\n__global__ void k(const int* degrees, const int* vertices, int* out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  const int* it = thrust::upper_bound(thrust::seq, degrees, degrees + n, i);\n  int id = thrust::distance(degrees, it) - 1;\n  out[i] = vertices[id] + split(degrees, i, n);\n}\nint main() { int *d, *v, *o; k<<<64, 256>>>(d, v, o, 4096); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("s.cu"))]);
+    let class_of = |text: &str| -> Vec<String> {
+        out["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["text"] == text)
+            .map(|a| a["class"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(class_of("vertices[id]"), ["data-dependent"], "{out}");
+    let mid = class_of("a[mid]");
+    assert!(
+        !mid.is_empty() && mid.iter().all(|c| c != "unknown"),
+        "{out}"
+    );
+}

@@ -93,6 +93,27 @@ impl KernelRun<'_> {
         if let Some(v) = self.builtin_call(name, args) {
             return v;
         }
+        let library = ["thrust::", "std::", "cuda::std::", "::std::"]
+            .iter()
+            .any(|q| callee.starts_with(q));
+        // `thrust::upper_bound(thrust::seq, first, last, v)` over pointers: a place in the
+        // range that the values there decide (a binary search, its own loads not modelled)
+        if library && matches!(name, "upper_bound" | "lower_bound") && args.len() >= 3 {
+            let argv: Vec<Val> = args.iter().map(|a| self.rvalue(a)).collect();
+            if let Some(Val::Ptr(first)) = argv.iter().find(|v| matches!(v, Val::Ptr(_))) {
+                let found = sym::data(format!("the place `{callee}` finds"));
+                return self.arith(BinOp::Add, Val::Ptr(first.clone()), Val::Int(found));
+            }
+            return Val::Unknown(format!("result of `{callee}`").into());
+        }
+        // `thrust::distance(first, last)` (or std's) over pointers: how far apart they are
+        if name == "distance" && args.len() == 2 && library {
+            let (first, last) = (self.rvalue(&args[0]), self.rvalue(&args[1]));
+            if let (Val::Ptr(_), Val::Ptr(_)) = (&first, &last) {
+                return self.arith(BinOp::Sub, last, first);
+            }
+            return Val::Unknown(format!("result of `{callee}`").into());
+        }
         if let Some(v) = self.functional_cast(callee, targs, args) {
             return v;
         }
@@ -874,6 +895,18 @@ impl KernelRun<'_> {
             let deduced = f.params.iter().zip(argv).find_map(|(p, v)| match v {
                 Val::Ptr(ptr) => self.deduced_from(&tp.name, &p.ty, ptr),
                 _ => None,
+            });
+            // else from an integer passed by value (`OffsetT diagonal` given an `int`: gunrock's
+            // merge-path search), so `OffsetT(0)` is a cast; an `int`, as a literal would be
+            let deduced = deduced.or_else(|| {
+                f.params.iter().zip(argv).find_map(|(p, v)| match v {
+                    Val::Int(s)
+                        if p.ty.name == tp.name && p.ty.pointer_depth == 0 && !s.floating =>
+                    {
+                        Some(TypeRef::named("int"))
+                    }
+                    _ => None,
+                })
             });
             if let Some(t) = deduced {
                 template.push((tp.name.clone(), TArg::Type(t)));
