@@ -21,6 +21,9 @@ pub struct Project<'p> {
     launches: HashMap<&'p str, Vec<(usize, usize)>>,
     /// Explicit instantiations of function templates, by the function's name.
     instantiations: HashMap<&'p str, Vec<(usize, usize)>>,
+    /// Names of function templates with an explicit specialization defined
+    /// (`template<> int get_ebits<double>()`: `get_ebits`).
+    specialized: std::collections::HashSet<&'p str>,
     /// The calls in host functions by the name they call, in each caller's order: every
     /// launch's evaluation asks for its wrapper's callers, and walking the callers' bodies
     /// again each time was a fiftieth of a run.
@@ -235,11 +238,15 @@ impl<'p> Project<'p> {
             globals: HashMap::new(),
             launches: HashMap::new(),
             instantiations: HashMap::new(),
+            specialized: std::collections::HashSet::new(),
             host_callers: host_calls(files),
         };
         for (fi, f) in files.iter().enumerate() {
             for (i, x) in f.functions.iter().enumerate() {
                 p.functions.entry(short(&x.name)).or_default().push((fi, i));
+                if let Some((base, _)) = short(&x.name).split_once('<') {
+                    p.specialized.insert(base);
+                }
             }
             for (i, x) in f.defines.iter().enumerate() {
                 p.defines.entry(x.name.as_str()).or_default().push((fi, i));
@@ -304,6 +311,11 @@ impl<'p> Project<'p> {
             |f, i| files[f].globals.get(i),
             |_| true,
         )
+    }
+
+    /// Whether the program defines an explicit specialization of function template `name`.
+    pub fn has_specialization(&self, name: &str) -> bool {
+        self.specialized.contains(short(name))
     }
 
     /// The `__device__` functions with a body taking `arity` arguments that `file` sees

@@ -637,7 +637,7 @@ impl KernelRun<'_> {
             .map(|(def, _)| def);
         // `get_ebits<Scalar>()` with Scalar = double: the explicit specialization
         // `template<> int get_ebits<double>()` where the program has one
-        let specialized = (!targs.is_empty())
+        let specialized = (!targs.is_empty() && self.project.has_specialization(name))
             .then(|| self.template_args_text(targs))
             .flatten()
             .map(|t| format!("{name}<{t}>"))
@@ -989,13 +989,23 @@ impl KernelRun<'_> {
         }
         // most names asked about are no struct's (`sqrtf(x)`, `int n(4)`): the constructors
         // are found by name first, a hash lookup, before any struct is looked for
-        let bare = unqualified(ty.name.split('<').next().unwrap_or(&ty.name).trim());
+        // (a template parameter the frame binds to a struct, `R r(p)` with R = Reader, is
+        // looked for by that struct's name; a typedef's name is not followed: following one
+        // probes every visible file, and this runs for every call nothing else resolves)
+        let bound = self.frames.last().and_then(|f| {
+            f.template.iter().find_map(|(n, a)| match a {
+                TArg::Type(t) if *n == ty.name => Some(t.name.clone()),
+                _ => None,
+            })
+        });
+        let name = bound.as_deref().unwrap_or(&ty.name);
+        let bare = unqualified(name.split('<').next().unwrap_or(name).trim());
         let named = self
             .project
             .device_functions(bare, arity, self.file())
             .iter()
             .any(|(_, f)| f.owner.is_some());
-        if !named && self.through_typedefs(&ty.name) == ty.name.as_str() {
+        if !named {
             return false;
         }
         let Some((_, def)) = self.constructed_struct(ty) else {
