@@ -1000,20 +1000,20 @@ impl KernelRun<'_> {
         });
         let name = bound.as_deref().unwrap_or(&ty.name);
         let bare = unqualified(name.split('<').next().unwrap_or(name).trim());
-        let named = self
-            .project
-            .device_functions(bare, arity, self.file())
-            .iter()
-            .any(|(_, f)| f.owner.is_some());
-        if !named {
+        let named = self.project.device_functions(bare, arity, self.file());
+        if !named.iter().any(|(_, f)| f.owner.is_some()) {
             return false;
         }
         let Some((_, def)) = self.constructed_struct(ty) else {
             return false;
         };
         let ctor = unqualified(def.split('<').next().unwrap_or(&def).trim());
-        self.project
-            .device_functions(ctor, arity, self.file())
+        let candidates = if ctor == bare {
+            named
+        } else {
+            self.project.device_functions(ctor, arity, self.file())
+        };
+        candidates
             .iter()
             .any(|(_, f)| f.owner.as_deref() == Some(def.as_str()))
     }
@@ -1030,19 +1030,14 @@ impl KernelRun<'_> {
             ExprKind::Call { callee, .. } => TypeRef::named(unqualified(callee)),
             _ => return false,
         };
-        if self
-            .project
-            .device_functions("operator[]", 1, self.file())
-            .is_empty()
-        {
+        let operators = self.project.device_functions("operator[]", 1, self.file());
+        if operators.is_empty() {
             return false;
         }
-        let full = self.instantiate_type(&ty).name;
-        let Some((def, _)) = self.struct_instance(&full) else {
+        let Some((_, def)) = self.constructed_struct(&ty) else {
             return false;
         };
-        self.project
-            .device_functions("operator[]", 1, self.file())
+        operators
             .iter()
             .any(|(_, f)| f.owner.as_deref() == Some(def.as_str()))
     }
@@ -1055,7 +1050,10 @@ impl KernelRun<'_> {
         let Some((ty, key)) = self.local_object(&object) else {
             return Val::Unknown("subscript of an object built by a call".into());
         };
-        let ty = self.instantiate_type(&ty).name;
+        let ty = match self.constructed_struct(&ty) {
+            Some((full, _)) => full,
+            None => self.instantiate_type(&ty).name.to_string(),
+        };
         self.next_this = Some(key);
         let called = self.device_call(
             &format!("{ty}::operator[]"),
