@@ -1776,3 +1776,34 @@ fn library_searches_and_casts_to_a_deduced_type_are_values() {
         "{out}"
     );
 }
+
+#[test]
+fn a_header_redefining_cuda_keywords_for_another_compiler_leaves_the_kernels() {
+    // NVIDIA Warp's `crt.h` includes `cuda_crt.h` only for a bare clang build, and that header
+    // defines `__global__` as an attribute: nvcc never reads it, and every kernel of the
+    // program stays a kernel
+    let dir = scratch("cuda-keywords");
+    std::fs::write(
+        dir.join("cuda_crt.h"),
+        "#pragma once\n#define __device__ __attribute__((device))\n#define __global__ __attribute__((global))\n#define __shared__ __attribute__((shared))\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("crt.h"),
+        "#pragma once\n#if defined(__clang__)\n#include \"cuda_crt.h\"\n#endif\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("k.cu"),
+        "#include \"crt.h\"\nnamespace wp {\n__global__ void fill(int* d, int n) {\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  if (t < n) d[t * 2] = 0;\n}\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir)]);
+    let texts: Vec<&str> = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["d[t * 2]"], "{out}");
+}

@@ -29,12 +29,12 @@ const TYPE_WORDS: &[&str] = &[
     "uint64_t", "size_t",
 ];
 
-fn is_word(c: u8) -> bool {
+pub(super) fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
 /// Every whole-word occurrence of `word` in code (not comments, not strings).
-fn occurrences<'a>(
+pub(super) fn occurrences<'a>(
     b: &'a [u8],
     mask: &'a [bool],
     word: &'a str,
@@ -45,7 +45,7 @@ fn occurrences<'a>(
     })
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
+pub(super) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && b[i].is_ascii_whitespace() {
         i += 1;
     }
@@ -115,6 +115,7 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     if src.contains("template") {
+        let mut literals: Option<Vec<bool>> = None;
         for at in occurrences(b, mask, "template") {
             let next = skip_ws(b, at + 8);
             let (_, words) = words_end(b, next);
@@ -123,6 +124,11 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
             // a macro's body (`#define INST(T) template void f(T*)`, then `INST(float);`) is
             // not one: its `;` is the invocation's
             if !instantiation || b.get(next) == Some(&b'<') || in_directive(b, at) {
+                continue;
+            }
+            // nor is a word of a message (`<< "... this template only supports ..."`)
+            let literals = literals.get_or_insert_with(|| super::syntax_macros::mask_of(b, true));
+            if !literals[at] {
                 continue;
             }
             // up to the `;` on the same statement, with no body on the way
@@ -248,6 +254,7 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     }
     type_arguments(b, mask, &mut edits);
     super::modern_cpp::rewrite(src, b, mask, &mut edits);
+    super::declaration_gaps::rewrite(src, b, mask, &mut edits);
     if edits.is_empty() {
         return Cow::Borrowed(src);
     }
@@ -378,7 +385,15 @@ fn unnamed_defaults(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Opti
                 b'>' if depth > 0 => depth -= 1,
                 b',' | b'>' if depth == 0 => {
                     let body = b[seg..k].trim_ascii_end();
-                    if let (Some(e), Some(b'*' | b'&')) = (eq, body.last()) {
+                    // a pointer, or a function pointer (`typename Map = uint32_t (*)(uint32_t)`)
+                    let pointer = match (eq, body.last()) {
+                        (Some(_), Some(b'*' | b'&')) => true,
+                        (Some(e), Some(b')')) => {
+                            b[e..seg + body.len()].windows(3).any(|w| w == b"(*)")
+                        }
+                        _ => false,
+                    };
+                    if let (true, Some(e)) = (pointer, eq) {
                         edits.push((e, seg + body.len(), None));
                     }
                     if b[k] == b'>' {
@@ -475,7 +490,7 @@ fn macro_name_at_end(b: &[u8], end: usize) -> Option<usize> {
 
 /// Whether `at` is in a preprocessor directive: its logical line (joined at backslash-newlines)
 /// starts with `#`.
-fn in_directive(b: &[u8], at: usize) -> bool {
+pub(super) fn in_directive(b: &[u8], at: usize) -> bool {
     let mut start = at;
     loop {
         let Some(nl) = b[..start].iter().rposition(|&c| c == b'\n') else {
@@ -494,12 +509,17 @@ fn in_directive(b: &[u8], at: usize) -> bool {
 }
 
 /// The `}` that closes the `{` at `open`, in code, within 64 KB.
-fn matching_brace(b: &[u8], mask: &[bool], open: usize) -> Option<usize> {
+pub(super) fn matching_brace(b: &[u8], mask: &[bool], open: usize) -> Option<usize> {
     matching_close(b, mask, open, (b'{', b'}'))
 }
 
 /// What closes the bracket at `open` (`(o, c)` its pair), in code, within 64 KB.
-fn matching_close(b: &[u8], mask: &[bool], open: usize, (o, c): (u8, u8)) -> Option<usize> {
+pub(super) fn matching_close(
+    b: &[u8],
+    mask: &[bool],
+    open: usize,
+    (o, c): (u8, u8),
+) -> Option<usize> {
     let mut depth = 0usize;
     for k in open..b.len().min(open + (64 << 10)) {
         if !mask[k] {
@@ -521,7 +541,7 @@ fn matching_close(b: &[u8], mask: &[bool], open: usize, (o, c): (u8, u8)) -> Opt
 
 /// Whether `b[at..]` is a name all in capitals with an underscore (`CV_EXPORTS_W`,
 /// `__GOMP_NOTHROW`), the spelling of a macro; its end.
-fn macro_name_at(b: &[u8], mask: &[bool], at: usize) -> Option<usize> {
+pub(super) fn macro_name_at(b: &[u8], mask: &[bool], at: usize) -> Option<usize> {
     let first = at + b[at..].iter().take_while(|&&c| c == b'_').count();
     if !mask[at]
         || (at > 0 && is_word(b[at - 1]))
@@ -668,7 +688,7 @@ fn ends_a_template_head(b: &[u8], close: usize) -> bool {
 
 /// Whether the `)` at `close` ends the parameter list of a function declared with a type
 /// before its name (`void transform(...)`, `T* get(...)`), rather than a cast or a call.
-fn declares_a_function(b: &[u8], mask: &[bool], close: usize) -> bool {
+pub(super) fn declares_a_function(b: &[u8], mask: &[bool], close: usize) -> bool {
     let Some(open) = opening_paren(b, mask, close, b";{}") else {
         return false;
     };
@@ -963,7 +983,7 @@ fn class_names<'a>(b: &'a [u8], mask: &[bool]) -> HashSet<&'a [u8]> {
 
 /// Where `(...);` starting at `open` ends (after the `;`), skipping string and character
 /// literals; `None` if `open` is not `(` or no `;` follows the matching `)`.
-fn call_statement_end(b: &[u8], open: usize) -> Option<usize> {
+pub(super) fn call_statement_end(b: &[u8], open: usize) -> Option<usize> {
     if b.get(open) != Some(&b'(') {
         return None;
     }

@@ -5,6 +5,7 @@
 
 pub(crate) mod condition;
 mod conditional;
+mod declaration_gaps;
 mod grammar_gaps;
 mod modern_cpp;
 mod syntax_macros;
@@ -104,6 +105,20 @@ const NOT_DEFINED: &[&str] = &[
     "Q_CREATOR_RUN",
 ];
 
+/// The execution and memory space specifiers nvcc's own headers define.
+const CUDA_KEYWORDS: &[&str] = &[
+    "__global__",
+    "__device__",
+    "__host__",
+    "__shared__",
+    "__constant__",
+    "__managed__",
+    "__restrict__",
+    "__forceinline__",
+    "__noinline__",
+    "__grid_constant__",
+];
+
 /// What nvcc defines when it compiles device code for sm_90 (the GPUs we measure on), and
 /// what `cuda_runtime.h`, which nvcc includes implicitly, defines.
 const PREDEFINED: &[(&str, &str)] = &[
@@ -163,8 +178,14 @@ impl Defines {
         }
     }
 
-    /// Declares `name` a declaration-specifier macro.
+    /// Declares `name` a declaration-specifier macro. CUDA's own keywords are left alone: a
+    /// header that defines `__global__` (warp's `cuda_crt.h`, for a bare clang build; a
+    /// host-only `#define __device__`) is in a branch nvcc never reads, and taking it would
+    /// strip every kernel of the program of its `__global__`.
     pub fn insert_specifier(&mut self, name: &str, what: Specifier) {
+        if CUDA_KEYWORDS.contains(&name) {
+            return;
+        }
         self.specifiers.insert(name.to_string(), what);
     }
 
@@ -613,6 +634,10 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
         "__declspec",
         // vector_types.h's spelling of `__align__` (FasterTransformer's fp8 packs)
         "__CUDA_ALIGN__",
+        // a thread-block cluster's shape, where `__launch_bounds__` goes (FlashInfer's top-k)
+        "__cluster_dims__",
+        // CUDA 12.4's register cap, where `__launch_bounds__` goes
+        "__maxnreg__",
     ];
     let restrict = src.contains("__restrict") && {
         let b = src.as_bytes();
@@ -648,7 +673,8 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
                                 break;
                             }
                         }
-                        b'\n' => break,
+                        // an argument may run onto the next line (`__align__(\n alignof(...))`)
+                        _ if i > 1024 => break,
                         _ => {}
                     }
                 }

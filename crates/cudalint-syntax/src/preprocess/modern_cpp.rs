@@ -180,7 +180,8 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     if src.contains("friend") {
         friend_first(b, mask, edits);
     }
-    if src.contains("\",") {
+    // a dispatch's name then its statements, or its statements as a block, `{ ... })`
+    if src.contains("\",") || src.contains("})") {
         statement_arguments(b, mask, edits);
     }
     if src.contains("operator") {
@@ -436,14 +437,32 @@ fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
             continue;
         };
         let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
-        if block_at(blocks, s) == Some(Block::Code) {
-            edits.append(&mut mine);
-            i = end + 1;
+        match block_at(blocks, s) {
+            Some(Block::Code) => {
+                edits.append(&mut mine);
+                i = end + 1;
+            }
+            // `REGISTER_LOGITS_TRANSFORM(params, logits, ..., { return logits; })` in a class
+            // (FlashInfer's variants): a macro that defines a member from the block it is
+            // given; the block stays as the body of a member `void _()`
+            Some(Block::Class) if b[end] == b'{' && end - s >= 8 => {
+                // (the name and arguments are blanked after the eight bytes written over them)
+                for e in mine.iter_mut().filter(|e| e.0 == s && e.2.is_none()) {
+                    e.0 = s + 8;
+                }
+                edits.append(&mut mine);
+                for (k, c) in b"void _()".iter().enumerate() {
+                    edits.push((s + k, s + k + 1, Some(*c)));
+                }
+                i = end + 1;
+            }
+            _ => {}
         }
     }
 }
 
-/// The edits that make the dispatch macro named at `s` a block, and where it closes.
+/// The edits that make the dispatch macro named at `s` a block, and where it closes (where its
+/// block opens, when its last argument is one).
 fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> Option<usize> {
     let mut i = s;
     while i < b.len() && is_word(b[i]) {
@@ -480,7 +499,11 @@ fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> O
                 // the statement argument may itself be a dispatch
                 let next = skip_ws(b, mask, k + 1);
                 if b.get(next).is_some_and(u8::is_ascii_uppercase) {
-                    if let Some(end) = dispatch_block(b, mask, next, edits) {
+                    let mut inner = Vec::new();
+                    if let Some(end) =
+                        dispatch_block(b, mask, next, &mut inner).filter(|&end| b[end] == b')')
+                    {
+                        edits.append(&mut inner);
                         statements = true;
                         k = end + 1;
                         continue;
@@ -492,8 +515,39 @@ fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> O
         }
         k += 1;
     }
-    let (Some(comma), Some(close), true) = (start, close, statements) else {
-        return None;
+    let close = close?;
+    let (Some(comma), true) = (start, statements) else {
+        // `DISPATCH_GRAN_K(granK, GRAN_K, { launch<GRAN_K>(...); })`: the last argument is
+        // already a block, which stays; the name and the other arguments are blanked
+        let end = b[..close].trim_ascii_end().len();
+        if end == 0 || b[end - 1] != b'}' {
+            return None;
+        }
+        let mut depth = 0i32;
+        let mut k = end;
+        while k > open {
+            k -= 1;
+            if !mask[k] {
+                continue;
+            }
+            match b[k] {
+                b'}' | b')' | b']' => depth += 1,
+                b'{' | b'(' | b'[' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if b[k] != b'{' || b[..k].trim_ascii_end().last() != Some(&b',') {
+            return None;
+        }
+        edits.push((s, k, None));
+        edits.push((close, close + 1, None));
+        // what the block holds is read on from its `{`: dispatches nest
+        return Some(k);
     };
     edits.push((s, comma + 1, Some(b'{')));
     edits.push((close, close + 1, Some(b'}')));
@@ -959,6 +1013,17 @@ mod tests {
         )
         .unwrap();
         assert!(parsed.model.error_regions.is_empty());
+    }
+
+    #[test]
+    fn blocks_given_to_dispatch_macros_stay_blocks() {
+        let out = rewrite(
+            "void run(float* a, int g) {\n  DISPATCH_GRAN_K(g, GRAN_K, {\n    DISPATCH_N(n, N, {\n      launch<GRAN_K, N>(a);\n    })\n  })\n}\nstruct V {\n  REGISTER_TRANSFORM(params, logits, {\n    return logits;\n  })\n};",
+        );
+        assert!(!out.contains("DISPATCH"), "{out}");
+        assert!(out.contains("launch<GRAN_K, N>(a);"), "{out}");
+        assert!(out.contains("void _()"), "{out}");
+        assert_eq!(out.matches('{').count(), out.matches('}').count());
     }
 
     #[test]

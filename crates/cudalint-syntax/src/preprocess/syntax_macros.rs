@@ -23,6 +23,9 @@ const LIBRARY_SPECIFIERS: &[(&str, Specifier)] = &[
     ("CUTE_HOST_DEVICE", Specifier::Device),
     ("CUTE_DEVICE", Specifier::Device),
     ("CUTE_HOST", Specifier::Other),
+    // `__grid_constant__` where nvcc has it
+    ("CUTE_GRID_CONSTANT", Specifier::Other),
+    ("CUTLASS_GRID_CONSTANT", Specifier::Other),
     ("_CCCL_HOST_DEVICE", Specifier::Device),
     ("_CCCL_DEVICE", Specifier::Device),
     ("THRUST_HOST_DEVICE", Specifier::Device),
@@ -337,7 +340,7 @@ fn code_mask(b: &[u8]) -> Vec<bool> {
 }
 
 /// Comments, and string and character literals when `literals` is set, marked false.
-fn mask_of(b: &[u8], literals: bool) -> Vec<bool> {
+pub(super) fn mask_of(b: &[u8], literals: bool) -> Vec<bool> {
     let mut mask = vec![true; b.len()];
     let mut i = 0;
     while i < b.len() {
