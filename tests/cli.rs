@@ -1807,3 +1807,31 @@ fn a_header_redefining_cuda_keywords_for_another_compiler_leaves_the_kernels() {
         .collect();
     assert_eq!(texts, ["d[t * 2]"], "{out}");
 }
+
+#[test]
+fn vexing_subscripts_are_loads_and_enums_are_as_wide_as_their_type() {
+    // `const R g(gamma[i]);` is a load the grammar reads as the declaration of a function
+    // taking an array (TensorRT's layer norms, HOOMD's `quat<Scalar> q(d_orientation[idx])`);
+    // an enum with an underlying type (`enum class E : uint8_t`, cuBQL's unnamed `typedef enum
+    // : int8_t {...} NodeState;`) is as wide as that type
+    let dir = scratch("vexing-and-enums");
+    std::fs::write(
+        dir.join("v.cu"),
+        "#include <cstdint>\nenum class Mode : uint8_t { A, B };\ntypedef enum : int8_t { OPEN, DONE } NodeState;\nenum Wide : short { X };\ntemplate <typename R>\n__device__ R scaled(const R* gamma, int i) {\n  const R g(gamma[2 * i]);\n  return g;\n}\n__global__ void k(const float* gamma, float* out, Mode* m, NodeState* s, Wide* w) {\n  int t = blockIdx.x * blockDim.x + threadIdx.x;\n  out[t] = scaled<float>(gamma, t);\n  m[t] = Mode::B;\n  s[t] = DONE;\n  w[t] = X;\n}\nint main() { k<<<64, 256>>>(0, 0, 0, 0, 0); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("v.cu"))]);
+    let bytes_of = |text: &str| -> Vec<i64> {
+        out["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["text"] == text)
+            .map(|a| a["bytes"].as_i64().unwrap_or_default())
+            .collect()
+    };
+    assert_eq!(bytes_of("gamma[2 * i]"), [4], "{out}");
+    assert_eq!(bytes_of("m[t]"), [1], "{out}");
+    assert_eq!(bytes_of("s[t]"), [1], "{out}");
+    assert_eq!(bytes_of("w[t]"), [2], "{out}");
+}

@@ -328,15 +328,41 @@ impl<'s> Lowerer<'s> {
         let params = cur.child_by_field_id(fid().parameters.get())?;
         let args = named_children(params)
             .into_iter()
-            .map(|p| Expr {
-                kind: ExprKind::Ident(self.text(p).split_whitespace().collect()),
-                span: span(p),
-            })
+            .map(|p| self.vexing_argument(p))
             .collect();
         Some(Expr {
             kind: ExprKind::Init(args),
             span: span(params),
         })
+    }
+
+    /// What the grammar read as a parameter of a vexing declaration, as the argument it is:
+    /// a name, or `gamma[i]` (`const R g(gamma[i]);`, TensorRT's layer norms: a subscript the
+    /// grammar took for a parameter `gamma` of array type), the element it reads.
+    fn vexing_argument(&mut self, p: Node) -> Expr {
+        let ty = p.child_by_field_id(fid().r#type.get());
+        let array = p
+            .child_by_field_id(fid().declarator.get())
+            .filter(|d| d.kind() == "abstract_array_declarator");
+        if let (Some(ty), Some(array)) = (ty, array) {
+            if let Some(size) = array.child_by_field_id(fid().size.get()) {
+                let index = self.expr(size, 0);
+                return Expr {
+                    kind: ExprKind::Index {
+                        base: Box::new(Expr {
+                            kind: ExprKind::Ident(self.text(ty).into()),
+                            span: span(ty),
+                        }),
+                        index: Box::new(index),
+                    },
+                    span: span(p),
+                };
+            }
+        }
+        Expr {
+            kind: ExprKind::Ident(self.text(p).split_whitespace().collect()),
+            span: span(p),
+        }
     }
 
     /// `enum { MODE_SUSD = 0, MODE_FUSD = 1 };` (mmcv's filter modes, `enum { BLOCK = 256 }`
@@ -351,6 +377,17 @@ impl<'s> Lowerer<'s> {
         let scoped = all_children(n)
             .iter()
             .any(|c| matches!(c.kind(), "class" | "struct"));
+        // `enum class Op : uint8_t { ... }`: the enum is as wide as its underlying type
+        if let (Some(name), Some(base)) = (
+            n.child_by_field_id(fid().name.get()),
+            n.child_by_field_name("base"),
+        ) {
+            let ty = self.type_of(base, None);
+            self.model.typedefs.push(crate::model::Typedef {
+                name: self.text(name).into(),
+                ty,
+            });
+        }
         let scope = match (scoped, n.child_by_field_id(fid().name.get())) {
             (false, _) => String::new(),
             (true, Some(name)) => format!("{}::", self.text(name)),

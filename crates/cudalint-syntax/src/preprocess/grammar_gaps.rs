@@ -16,7 +16,9 @@
 //! - `CMP_SWP(K, a, b, int, c, d);`, `m = talloc(int, k * m);`: a macro given a type keyword
 //!   as an argument (no function can take one) gets `0` in its place, so the invocation
 //!   parses as the call it looks like;
-//! - `typedef enum : uint8_t { ... } T;`: an unnamed enum's underlying type is blanked (a
+//! - `typedef enum : uint8_t { ... } T;`: an unnamed enum's underlying type loses its colon,
+//!   naming the enum after it (`enum uint8_t`, as wide), or is blanked where it is several
+//!   words (a
 //!   named one's, `enum E : int`, the grammar reads).
 
 use super::blank_range;
@@ -186,10 +188,19 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
             }
             let (mut end, words) = words_end(b, colon + 1);
             // `std::uint8_t`
+            let qualified = b[end..].starts_with(b"::");
             while b[end..].starts_with(b"::") {
                 end = words_end(b, end + 2).0;
             }
             if !words.is_empty() && b.get(skip_ws(b, end)) == Some(&b'{') {
+                // one word (`enum : int8_t {`): only the colon goes, and the enum is named
+                // after its underlying type, which gives its values their width
+                // (cuBQL's `typedef enum : int8_t {...} NodeState;` arrays are bytes)
+                let end = if words.len() == 1 && !qualified {
+                    colon + 1
+                } else {
+                    end
+                };
                 edits.push((colon, end, None));
             }
         }
