@@ -256,6 +256,15 @@ fn struct_layout(
         };
         align = align.max(fl.align);
     }
+    if let Some(a) = def
+        .align
+        .as_ref()
+        .and_then(|e| array_len(e, files, bind, depth + 1))
+    {
+        if a > 0 && (a & (a - 1)) == 0 {
+            align = align.max(a);
+        }
+    }
     Some(l(round_up(offset.max(1), align), align))
 }
 

@@ -454,6 +454,9 @@ pub struct StructDef {
     pub extern_shared: Option<String>,
     /// A `union`: every field at offset 0, as large as its largest.
     pub is_union: bool,
+    /// `struct __align__(4 * sizeof(T)) BoxCorner`, `struct alignas(16) P`: an alignment above
+    /// its members' (nvcc then copies it whole in 8- or 16-byte pieces).
+    pub align: Option<Expr>,
     pub span: Span,
 }
 

@@ -257,10 +257,12 @@ impl Shift for StructDef {
             statics,
             extern_shared: _,
             is_union: _,
+            align,
             span,
         } = self;
         fields.shift(by);
         statics.iter_mut().for_each(|(_, e)| e.shift(by));
+        align.iter_mut().for_each(|e| e.shift(by));
         span.shift(by);
     }
 }

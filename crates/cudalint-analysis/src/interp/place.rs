@@ -384,7 +384,18 @@ impl KernelRun<'_> {
             }
             _ => None,
         };
-        let align = self.layout_of(&place.ty).map_or(place.bytes, |l| l.align);
+        let mut align = self.layout_of(&place.ty).map_or(place.bytes, |l| l.align);
+        // a `__shared__` object the kernel declares is placed by nvcc, aligned as a copy of
+        // it wants: a 16-byte struct of floats goes in one STS.128, an 8-byte one in STS.64
+        // (TensorRT's NMS boxes); only as far as the member's offset allows
+        if place.ptr.space == Space::Shared && place.ptr.path.is_some() && place.bytes > align {
+            let offset = place.field.as_ref().map_or(0, |f| f.offset);
+            let placed = [16i64, 8, 4, 2]
+                .into_iter()
+                .find(|w| place.bytes % w == 0 && offset % w == 0)
+                .unwrap_or(1);
+            align = align.max(placed);
+        }
         // a value only the low bytes of are used is loaded that narrow (little-endian: at
         // the same address)
         let narrowed = self

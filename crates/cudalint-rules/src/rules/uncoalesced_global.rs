@@ -134,6 +134,22 @@ fn fix(a: &Access, kernel: &[Access], ctx: &Ctx) -> Fix {
             sketch: Some(sketch),
         };
     }
+    // a piece of a whole struct nvcc copies in `unit`-byte parts (TensorRT's `Box { float
+    // y1, x1, y2, x2; }`): aligned as its size, it moves in one access a lane
+    if let Some((_, n)) = a.piece.filter(|&(_, n)| n > 1) {
+        let whole = i64::from(n) * unit;
+        if matches!(whole, 8 | 16) && a.cost.d_tx == Some(whole) {
+            return Fix {
+                title: format!(
+                    "nvcc copies each {whole}-byte `{}` in {n} pieces of {unit} bytes, as its members are only {unit}-byte aligned: declare it `struct __align__({whole})` (or `alignas({whole})`) and the copy is one {whole}-byte access a lane, {n}x fewer requests",
+                    a.elem_type
+                ),
+                applicability: Applicability::DisplayOnly,
+                edits: Vec::new(),
+                sketch: None,
+            };
+        }
+    }
     if stride > 1 && stride * unit <= 16 && a.shape.block[1] == 1 {
         return Fix {
             title: format!(

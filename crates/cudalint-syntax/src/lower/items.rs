@@ -343,6 +343,11 @@ impl<'s> Lowerer<'s> {
                 });
             }
         }
+        let align = named_children(n)
+            .into_iter()
+            .find(|c| c.kind() == "alignas_qualifier")
+            .and_then(|q| named_children(q).into_iter().next())
+            .map(|e| self.expr(e, 0));
         self.model.structs.push(StructDef {
             name: name.into(),
             fields,
@@ -350,6 +355,7 @@ impl<'s> Lowerer<'s> {
             statics,
             extern_shared,
             is_union: n.kind() == "union_specifier",
+            align,
             span: span(n),
         });
     }

@@ -626,6 +626,27 @@ mod directive_comment_tests {
 /// `typedef struct __builtin_align__(32) uint48 {...}`), and spell `__restrict` as the
 /// grammar's `restrict`. A reference's (`const Group& __restrict__ group`, ginkgo's) the
 /// grammar has no rule for either: it is blanked.
+/// Whether the words before `at` are `struct`, `class` or `union` (CUDA's own `__x__`
+/// annotations, `struct __device_builtin__ __builtin_align__(16) float4`, passed over).
+fn declares_a_class(b: &[u8], at: usize) -> bool {
+    let mut end = at;
+    loop {
+        while end > 0 && b[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_') {
+            start -= 1;
+        }
+        let word = &b[start..end];
+        match word {
+            b"struct" | b"class" | b"union" => return true,
+            w if w.len() > 4 && w.starts_with(b"__") && w.ends_with(b"__") => end = start,
+            _ => return false,
+        }
+    }
+}
+
 pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
     const BLANKED: &[&str] = &[
         "__align__",
@@ -683,7 +704,18 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
                 let c = src.as_bytes()[start - 1];
                 c.is_ascii_alphanumeric() || c == b'_'
             };
-            if !word_before {
+            if !word_before
+                && *keyword != "__attribute__"
+                && *keyword != "__declspec"
+                && end > start + keyword.len()
+                && declares_a_class(src.as_bytes(), start)
+            {
+                // `struct __align__(16) BoxCorner`: the grammar's `alignas(16)`, which the
+                // struct's layout reads
+                let at = start + keyword.len() - "alignas".len();
+                blank_range(&mut bytes, start..at);
+                bytes[at..start + keyword.len()].copy_from_slice(b"alignas");
+            } else if !word_before {
                 blank_range(&mut bytes, start..end);
             }
             from = end.max(start + 1);
