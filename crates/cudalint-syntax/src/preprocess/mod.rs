@@ -797,16 +797,39 @@ mod tests {
     }
 
     #[test]
-    fn blanks_align_keeping_length() {
+    fn spells_a_struct_alignment_as_alignas_keeping_length() {
+        // the grammar's `alignas(16)`, which the struct's layout reads; elsewhere blanked
         let src = "struct __align__(16) P { float x; };";
         let out = blank_unknown_syntax(src);
         assert_eq!(out.len(), src.len());
-        assert_eq!(out, "struct               P { float x; };");
+        assert_eq!(out, "struct   alignas(16) P { float x; };");
         let src = "typedef struct __CUDA_ALIGN__(32) { float a[8]; } fp8_8_t;";
         assert_eq!(
             blank_unknown_syntax(src),
-            "typedef struct                    { float a[8]; } fp8_8_t;"
+            "typedef struct        alignas(32) { float a[8]; } fp8_8_t;"
         );
+        let src = "struct __device_builtin__ __builtin_align__(16) f4 { float x, y, z, w; };";
+        assert!(blank_unknown_syntax(src).contains("  alignas(16) f4"));
+        let src = "__shared__ __align__(16) float s[64];";
+        assert_eq!(
+            blank_unknown_syntax(src),
+            "__shared__               float s[64];"
+        );
+        let mut p = tree_sitter::Parser::new();
+        p.set_language(&crate::language()).unwrap();
+        for src in [
+            "struct __align__(16) P { float x; };",
+            "typedef struct __CUDA_ALIGN__(32) { float a[8]; } fp8_8_t;",
+        ] {
+            let out = blank_unknown_syntax(src);
+            assert!(
+                !p.parse(out.as_bytes(), None)
+                    .unwrap()
+                    .root_node()
+                    .has_error(),
+                "{out}"
+            );
+        }
     }
 
     #[test]
