@@ -30,7 +30,7 @@ use super::grammar_gaps::{
     declares_a_function, in_directive, is_word, macro_name_at, occurrences, skip_ws,
 };
 
-pub(super) type Edit = (usize, usize, Option<u8>);
+use super::modern_cpp::{skip_ws as skip_code_ws, Edit};
 
 pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     if src.contains("using") {
@@ -314,13 +314,6 @@ fn enumerator_attributes(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
             i = j + 1;
         }
     }
-}
-
-fn skip_code_ws(b: &[u8], mask: &[bool], mut i: usize) -> usize {
-    while i < b.len() && (b[i].is_ascii_whitespace() || !mask[i]) {
-        i += 1;
-    }
-    i
 }
 
 fn trailing_parameter_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {

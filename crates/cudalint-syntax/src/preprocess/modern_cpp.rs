@@ -38,7 +38,7 @@ fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
-fn skip_ws(b: &[u8], mask: &[bool], mut i: usize) -> usize {
+pub(super) fn skip_ws(b: &[u8], mask: &[bool], mut i: usize) -> usize {
     while i < b.len() && (b[i].is_ascii_whitespace() || !mask[i]) {
         i += 1;
     }
