@@ -260,6 +260,14 @@ impl KernelRun<'_> {
         if let Some(k) = c.as_const() {
             return self.rvalue(if k != 0 { then } else { els });
         }
+        // `flip ? d[4 * i + 1] : d[4 * i]` on a flag the warp shares: nvcc loads one address,
+        // the one the flag picks (TensorRT's allClassNMS), `*(flip ? &d[..] : &d[..])`; the
+        // same two elements swapped on the next line are a load of their own
+        if !c.lane_varying && matches!(cond.kind, ExprKind::Ident(_)) {
+            if let Some(one) = self.one_of_two_elements(cond, then, els) {
+                return one;
+            }
+        }
         let saved = self.mask.clone();
         let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
         if maskable {
@@ -279,6 +287,48 @@ impl KernelRun<'_> {
             },
             _ => Val::Unknown("conditional with arms of different kinds".into()),
         }
+    }
+
+    /// `c ? a[i] : a[j]` of one array in memory, loaded as the element `c` picks.
+    fn one_of_two_elements(&mut self, cond: &Expr, then: &Expr, els: &Expr) -> Option<Val> {
+        let base_of = |e: &Expr| match &e.kind {
+            ExprKind::Index { base, .. } => match &base.kind {
+                ExprKind::Ident(n) => Some(n.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let name = base_of(then)?;
+        if base_of(els)? != name || self.local_pointee(then).is_some() {
+            return None;
+        }
+        let in_memory =
+            matches!(self.lookup_local(&name), Some(Val::Ptr(p)) if p.space != Space::Local);
+        if !in_memory {
+            return None;
+        }
+        let addr = |x: &Expr| Expr {
+            kind: ExprKind::Unary {
+                op: UnOp::AddrOf,
+                arg: Box::new(x.clone()),
+            },
+            span: x.span,
+        };
+        let picked = Expr {
+            kind: ExprKind::Unary {
+                op: UnOp::Deref,
+                arg: Box::new(Expr {
+                    kind: ExprKind::Cond {
+                        cond: Box::new(cond.clone()),
+                        then: Box::new(addr(then)),
+                        els: Box::new(addr(els)),
+                    },
+                    span: then.span,
+                }),
+            },
+            span: then.span,
+        };
+        Some(self.rvalue(&picked))
     }
 
     /// `(T*)p` re-types what a pointer points to; `(T)i` narrows an integer.
