@@ -387,6 +387,68 @@ int main() { dim3 b(16, 16); k<64><<<g, b>>>(in, out, n); }
 #[cfg(test)]
 mod struct_tests {
     #[test]
+    fn member_templates_are_member_functions_and_nested_structs() {
+        // qsim's simulator: the launches are in member function templates of a class template
+        let src = "template <typename FP = float> class Sim {\n\
+                   using idx_type = unsigned long long;\n\
+                   public:\n\
+                   template <unsigned G> struct IndicesH { idx_type* xss; };\n\
+                   template <unsigned G> struct IndicesL : public IndicesH<G> { unsigned* qis; };\n\
+                   template <unsigned G> void Apply(FP* s) const { k<G><<<1, 64>>>(s); }\n\
+                   };\n";
+        let m = super::parse(src).unwrap().model;
+        let apply = m.functions.iter().find(|f| f.name == "Sim::Apply").unwrap();
+        let params: Vec<_> = apply
+            .template_params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(params, ["FP", "G"]);
+        assert_eq!(apply.owner.as_deref(), Some("Sim"));
+        assert_eq!(m.launches.len(), 1);
+        let nested = m
+            .structs
+            .iter()
+            .find(|s| s.name == "Sim::IndicesL")
+            .unwrap();
+        assert_eq!(nested.template_params, ["G"]);
+        assert_eq!(nested.bases.len(), 1);
+        assert_eq!(nested.bases[0].name, "IndicesH<G>");
+        assert!(m.structs.iter().any(|s| s.name == "IndicesH"));
+    }
+
+    #[test]
+    fn a_scalar_type_braced_around_one_value_is_a_cast() {
+        let src = "__global__ void k(unsigned long long* p) {\n\
+                   p[idx_type{threadIdx.x} * 2] = 0;\n\
+                   p[0] = Packed<T>{p[1]}.x;\n\
+                   }\n";
+        let m = super::parse(src).unwrap().model;
+        let text = format!("{:?}", m.functions[0].body);
+        assert!(
+            text.contains("Cast { ty: TypeRef { name: \"idx_type\""),
+            "{text}"
+        );
+        assert!(text.contains("Init("), "{text}");
+    }
+
+    #[test]
+    fn a_pragma_operator_is_no_syntax() {
+        let src = "__global__ void k(float* p) {\n\
+                   _Pragma(\"unroll 2\") for (int i = 0; i < 4; ++i) p[i] = 1;\n\
+                   }\n";
+        let parsed = super::parse(src).unwrap();
+        assert!(parsed.model.functions[0].parse_error.is_none());
+        // (a macro that stands for one, `#define CUDA_UNROLL _Pragma("unroll")`, is a
+        // specifier macro of nothing, blanked where it is used)
+        let none = |_: &str| None;
+        assert_eq!(
+            crate::preprocess::specifier_of("_Pragma(\"unroll\")", &none),
+            Some(crate::Specifier::Other)
+        );
+    }
+
+    #[test]
     fn template_structs_keep_statics_and_their_shared_conversion() {
         let src = "template<class E>\nstruct alignas(16) P { static constexpr const size_t size = sizeof(int4) / sizeof(E); E payload[size]; };\ntemplate <class T> struct SharedMemory { __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; } };\n";
         let m = super::parse(src).unwrap().model;

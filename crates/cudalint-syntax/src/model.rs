@@ -457,6 +457,9 @@ pub struct StructDef {
     /// `struct __align__(4 * sizeof(T)) BoxCorner`, `struct alignas(16) P`: an alignment above
     /// its members' (nvcc then copies it whole in 8- or 16-byte pieces).
     pub align: Option<Expr>,
+    /// `struct IndicesL : public IndicesH<G>`: the base classes as written, whose members
+    /// are found through this one (their layout is not modelled).
+    pub bases: Vec<TypeRef>,
     pub span: Span,
 }
 

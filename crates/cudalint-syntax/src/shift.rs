@@ -258,6 +258,7 @@ impl Shift for StructDef {
             extern_shared: _,
             is_union: _,
             align,
+            bases: _,
             span,
         } = self;
         fields.shift(by);

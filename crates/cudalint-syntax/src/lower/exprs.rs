@@ -159,6 +159,24 @@ impl<'s> Lowerer<'s> {
             // `Packed128<T>{__ldcs(p)}`, `float2{a[i], b[i]}`: an object built from its
             // elements, which are evaluated (and their loads issued) as a list's are
             "compound_literal_expression" => match n.child_by_field_id(fid().value.get()) {
+                // `idx_type{blockId}`, `uint64_t{1}`: one value converted to a named scalar
+                // type is a cast (a template's `Packed128<T>{...}` stays an object)
+                Some(v) if v.kind() == "initializer_list" && named_children(v).len() == 1 => {
+                    let scalar = n.child_by_field_id(fid().r#type.get()).filter(|t| {
+                        matches!(
+                            t.kind(),
+                            "primitive_type" | "sized_type_specifier" | "type_identifier"
+                        )
+                    });
+                    let item = self.expr(named_children(v)[0], depth + 1);
+                    match scalar {
+                        Some(t) => ExprKind::Cast {
+                            ty: self.type_of(t, None),
+                            arg: Box::new(item),
+                        },
+                        None => ExprKind::Init(vec![item]),
+                    }
+                }
                 Some(v) if v.kind() == "initializer_list" => ExprKind::Init(
                     named_children(v)
                         .into_iter()

@@ -10,6 +10,27 @@ use tree_sitter::Node;
 
 impl<'s> Lowerer<'s> {
     pub(super) fn template_decl(&mut self, n: Node) {
+        let params = self.template_params(n);
+        for child in named_children(n) {
+            match child.kind() {
+                "function_definition" => self.function(child, &params),
+                // (hoomd's `template <unsigned int group_size> union group_storage`)
+                "struct_specifier" | "class_specifier" | "union_specifier" => {
+                    self.struct_template = params.clone();
+                    self.struct_def(child, None);
+                    self.struct_template.clear();
+                    if let Some(s) = self.model.structs.last_mut() {
+                        s.template_params = params.iter().map(|p| p.name.clone()).collect();
+                    }
+                }
+                "template_declaration" => self.template_decl(child),
+                _ => {}
+            }
+        }
+    }
+
+    /// The parameters a `template <...>` declaration lists.
+    fn template_params(&mut self, n: Node) -> Vec<TemplateParam> {
         let mut params = Vec::new();
         if let Some(list) = n.child_by_field_id(fid().parameters.get()) {
             for p in named_children(list) {
@@ -51,22 +72,7 @@ impl<'s> Lowerer<'s> {
                 });
             }
         }
-        for child in named_children(n) {
-            match child.kind() {
-                "function_definition" => self.function(child, &params),
-                // (hoomd's `template <unsigned int group_size> union group_storage`)
-                "struct_specifier" | "class_specifier" | "union_specifier" => {
-                    self.struct_template = params.clone();
-                    self.struct_def(child, None);
-                    self.struct_template.clear();
-                    if let Some(s) = self.model.structs.last_mut() {
-                        s.template_params = params.iter().map(|p| p.name.clone()).collect();
-                    }
-                }
-                "template_declaration" => self.template_decl(child),
-                _ => {}
-            }
-        }
+        params
     }
 
     pub(super) fn define(&mut self, n: Node) {
@@ -245,6 +251,10 @@ impl<'s> Lowerer<'s> {
                 self.member_function(f, &name, &template);
                 continue;
             }
+            if f.kind() == "template_declaration" {
+                self.member_template(f, &name, &template);
+                continue;
+            }
             if matches!(f.kind(), "type_definition" | "alias_declaration") {
                 self.member_typedef(f, &name);
                 continue;
@@ -348,8 +358,16 @@ impl<'s> Lowerer<'s> {
             .find(|c| c.kind() == "alignas_qualifier")
             .and_then(|q| named_children(q).into_iter().next())
             .map(|e| self.expr(e, 0));
+        let bases = named_children(n)
+            .into_iter()
+            .filter(|c| c.kind() == "base_class_clause")
+            .flat_map(named_children)
+            .filter(|c| c.kind() != "access_specifier")
+            .map(|c| self.type_of(c, None))
+            .collect();
         self.model.structs.push(StructDef {
             name: name.into(),
+            bases,
             fields,
             template_params: Vec::new(),
             statics,
@@ -369,6 +387,47 @@ impl<'s> Lowerer<'s> {
             if let Some(func) = self.model.functions.last_mut() {
                 func.name = compact_str::format_compact!("{owner}::{}", func.name);
                 func.owner = Some(owner.to_string());
+            }
+        }
+    }
+
+    /// A template in the body of struct `owner`: a member function template (qsim's
+    /// `template <unsigned G> void ApplyGateH(...)`, whose launches are host code like any
+    /// other) takes the struct's parameters first, then its own; a nested struct template
+    /// (`template <unsigned G> struct IndicesH`) is a struct of its own, also filed under
+    /// `owner::` as a nested struct is.
+    fn member_template(&mut self, f: Node, owner: &str, template: &[TemplateParam]) {
+        if self.struct_depth > 32 {
+            return;
+        }
+        let own = self.template_params(f);
+        for child in named_children(f) {
+            match child.kind() {
+                "function_definition" => {
+                    let all: Vec<TemplateParam> = template.iter().chain(&own).cloned().collect();
+                    self.member_function(child, owner, &all);
+                }
+                "struct_specifier" | "class_specifier" | "union_specifier" => {
+                    let before = self.model.structs.len();
+                    self.struct_template = own.clone();
+                    self.struct_depth += 1;
+                    self.struct_def(child, None);
+                    self.struct_depth -= 1;
+                    self.struct_template.clear();
+                    let Some(def) = self
+                        .model
+                        .structs
+                        .get_mut(before..)
+                        .and_then(|s| s.last_mut())
+                    else {
+                        continue;
+                    };
+                    def.template_params = own.iter().map(|p| p.name.clone()).collect();
+                    let mut qualified = def.clone();
+                    qualified.name = compact_str::format_compact!("{owner}::{}", def.name);
+                    self.model.structs.push(qualified);
+                }
+                _ => {}
             }
         }
     }

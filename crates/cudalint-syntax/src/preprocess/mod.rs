@@ -476,6 +476,10 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
             .or_else(|| rest.strip_prefix("__launch_bounds__"))
             .or_else(|| rest.strip_prefix("__builtin_align__"))
             .or_else(|| rest.strip_prefix("__align__"))
+            // `#define CUDA_UNROLL _Pragma("unroll")` before a loop (MXNet): a pragma,
+            // nothing the grammar should see
+            .or_else(|| rest.strip_prefix("_Pragma"))
+            .or_else(|| rest.strip_prefix("__pragma"))
         {
             let close = balanced_end(after.trim_start())?;
             rest = after.trim_start()[close..].trim_start();
@@ -501,7 +505,7 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
 }
 
 /// The length of a balanced `( ... )` at the start of `s`.
-fn balanced_end(s: &str) -> Option<usize> {
+pub(crate) fn balanced_end(s: &str) -> Option<usize> {
     if !s.starts_with('(') {
         return None;
     }

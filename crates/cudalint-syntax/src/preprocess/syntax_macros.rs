@@ -61,8 +61,12 @@ pub fn blank<'a>(src: &'a str, specifiers: &BTreeMap<String, Specifier>) -> Cow<
         Cow::Borrowed(_) => src,
         Cow::Owned(s) => Cow::Owned(s),
     };
-    let statements = match blank_statement_macros(&words) {
+    let pragmas = match blank_pragma_operators(&words) {
         Cow::Borrowed(_) => words,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
+    let statements = match blank_statement_macros(&pragmas) {
+        Cow::Borrowed(_) => pragmas,
         Cow::Owned(s) => Cow::Owned(s),
     };
     let mask = code_mask(statements.as_bytes());
@@ -303,6 +307,40 @@ fn blank_words(src: &str) -> Cow<'_, str> {
             }
             from = end;
         }
+    }
+    Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// `_Pragma("unroll") for (...)` (and MSVC's `__pragma(...)`): a `#pragma` written as an
+/// operator, in code or in what a macro stands for, which the grammar does not read. Blanked
+/// with its argument, outside directives (a `#define` keeps its body).
+fn blank_pragma_operators(src: &str) -> Cow<'_, str> {
+    if !src.contains("_Pragma") && !src.contains("__pragma") {
+        return Cow::Borrowed(src);
+    }
+    let b = src.as_bytes();
+    let mask = mask_of(b, true);
+    let mut out = b.to_vec();
+    let mut changed = false;
+    for (start, end) in words_of(b) {
+        if !matches!(&b[start..end], b"_Pragma" | b"__pragma") || !mask[start] {
+            continue;
+        }
+        if in_directive(b, start) {
+            continue;
+        }
+        let open = end + b[end..].iter().take_while(|c| *c == &b' ').count();
+        if b.get(open) != Some(&b'(') {
+            continue;
+        }
+        let Some(len) = super::balanced_end(&src[open..]) else {
+            continue;
+        };
+        blank_range(&mut out, start..open + len);
+        changed = true;
+    }
+    if !changed {
+        return Cow::Borrowed(src);
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
 }
