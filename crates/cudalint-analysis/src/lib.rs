@@ -242,8 +242,11 @@ pub fn configurations(
                         let key = format!("{:?}", bindings.template_args);
                         // (an instantiation known whole: a parameter left unbound stays what
                         // it is with no launch seen)
+                        // (what a parameter the launch leaves unbound, such as a functor
+                        // type nothing deduces, is with no launch seen: qsim's
+                        // `Reduce1Kernel<FP1>(n, op1, ...)` still fixes FP1)
                         let whole = !kernel.template_params.is_empty()
-                            && bindings.template_args.len() >= kernel.template_params.len()
+                            && bindings.template_args.iter().any(|a| a.is_some())
                             && bindings.template_args.iter().all(|a| match a {
                                 // a type the program or the language names, a constant
                                 Some(cudalint_syntax::TemplateArg::Type(t)) => {
@@ -253,7 +256,7 @@ pub fn configurations(
                                 Some(cudalint_syntax::TemplateArg::Expr(e)) => {
                                     matches!(e.kind, cudalint_syntax::ExprKind::Int(_))
                                 }
-                                None => false,
+                                None => true,
                             });
                         if whole
                             && !unresolved_bindings

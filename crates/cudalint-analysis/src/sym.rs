@@ -249,6 +249,23 @@ impl SymNode {
         }
     }
 
+    /// The value with every unknown a `min` bounds taken at its bound: `min(n, 128)` is 128
+    /// and `128 / min(n, 128)` is 1. A block shape sized to the problem (llama.cpp's
+    /// `block.x = min(ne0 / 2, 128); block.y = min(ne1, 128 / block.x)`) is the one a large
+    /// problem launches with.
+    pub fn bounded_value(&self) -> Option<i64> {
+        match &self.kind {
+            SymKind::Const(v) => Some(*v),
+            SymKind::Bin(Op::Min, a, b) => match (a.bounded_value(), b.bounded_value()) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            },
+            SymKind::Bin(op, a, b) => apply_const(*op, a.bounded_value()?, b.bounded_value()?),
+            SymKind::Un(op, a) => Some(op.apply(a.bounded_value()?)),
+            _ => None,
+        }
+    }
+
     /// The first reason this value cannot be evaluated, if any part of it is unknown.
     pub fn unknown_reason(&self) -> Option<Rc<str>> {
         match &self.kind {

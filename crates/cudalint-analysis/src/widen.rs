@@ -164,9 +164,10 @@ pub(crate) fn adjacent_shared_merges(
         .iter()
         .enumerate()
         .filter(|(_, a)| {
+            // (members too: qsim's `partial[t].re` and `.im` of a 16-byte complex are one
+            // STS.128; a 12-byte struct's members stay scalar, as their alignment says)
             a.space == Space::Shared
                 && a.op != AccessOp::Atomic
-                && a.field.is_none()
                 && a.piece.is_none()
                 && !a.addr.data
                 && matches!(a.bytes, 4 | 8)

@@ -32,11 +32,19 @@ impl KernelRun<'_> {
         // CUDA's own, unless the program defines a function of that name (an `atomicAdd` for
         // doubles on old architectures): that one is what the call runs
         if let Some(kind) = memory_intrinsic(name) {
+            // (one for the type the call points to: MXNet's `atomicAdd(double*, double)`
+            // leaves `atomicAdd(&count, 1)` on an int to CUDA)
+            let target = args.first().map(|a| self.pure_rvalue(a));
             let own = self
                 .project
                 .device_functions(name, args.len(), self.file())
                 .iter()
-                .any(|(_, f)| f.kind != FnKind::Host);
+                .any(|(_, f)| {
+                    f.kind != FnKind::Host
+                        && target
+                            .as_ref()
+                            .is_none_or(|t| self.takes_pointee(f, std::slice::from_ref(t)))
+                });
             if !own {
                 return self.memory_intrinsic_call(name, kind, args);
             }
@@ -319,9 +327,7 @@ impl KernelRun<'_> {
             return Val::Unknown("intrinsic without arguments".into());
         };
         let target = self.rvalue(first);
-        for a in &args[1..] {
-            self.rvalue(a);
-        }
+        let operands: Vec<Val> = args[1..].iter().map(|a| self.rvalue(a)).collect();
         if let Val::Ptr(p) = target {
             let place = self.index_ptr(p, sym::konst(0));
             let place_span = first.span;
@@ -329,10 +335,39 @@ impl KernelRun<'_> {
             self.record(&place, place_span, kind, idx);
             return match kind {
                 AccessOp::Store => Val::Unknown("void".into()),
+                AccessOp::Atomic => self.atomic_result(name, &place, &operands),
                 _ => self.loaded_value(&place),
             };
         }
         Val::Unknown(format!("`{name}` on something that is not a pointer").into())
+    }
+
+    /// What an atomic returns to each lane: the value its own operation found. Where the
+    /// warp's lanes all add one constant at one address (`pos = atomicAdd(&count, 1)`, stream
+    /// compaction), they get consecutive values, one per lane in some order: the addresses
+    /// they then index are those of consecutive slots, priced as base + lane; anything else
+    /// is data.
+    fn atomic_result(&mut self, name: &str, place: &Place, operands: &[Val]) -> Val {
+        let step = match operands.first() {
+            Some(Val::Int(s)) if name == "atomicAdd" => s.as_const(),
+            _ => None,
+        };
+        match step {
+            Some(c)
+                if !place.ptr.offset.lane_varying
+                    && place.ptr.offset.unknown_reason().is_none() =>
+            {
+                // (the count it starts from is data the warp shares: a branch on it is priced
+                // as taken, as on any value read from memory)
+                let base = sym::loaded(
+                    place.ptr.offset.clone(),
+                    format!("the value `{name}` returns"),
+                );
+                let rank = sym::mul(sym::var(Var::LaneId), sym::konst(c));
+                Val::Int(sym::add(base, rank))
+            }
+            _ => Val::Int(sym::data(format!("the value `{name}` returns"))),
+        }
     }
 
     /// `__pipeline_memcpy_async(dst, src, n)` and `cuda::memcpy_async(dst, src, n, pipe)`, what
@@ -668,6 +703,11 @@ impl KernelRun<'_> {
         let Some((fi, f)) = pick_overload(&candidates, &argv, targs.is_empty()) else {
             return Err(argv);
         };
+        // a program's own overload of a CUDA atomic for another type (MXNet's `void
+        // atomicAdd(double*, double)`) is not the one an `int*` calls: CUDA's is
+        if name.starts_with("atomic") && !self.takes_pointee(f, &argv) {
+            return Err(argv);
+        }
         if self.frames.len() > MAX_CALL_DEPTH {
             return Ok(Val::Unknown(
                 format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
@@ -849,6 +889,36 @@ impl KernelRun<'_> {
             .fold(last, |rest, (c, v)| select_val(c, v, rest)))
     }
 
+    /// Whether `f`'s first parameter, a pointer, points to what the first argument points to
+    /// (a template parameter takes anything; so does an argument whose type is not known).
+    fn takes_pointee(&self, f: &Function, argv: &[Val]) -> bool {
+        let (Some(p), Some(Val::Ptr(a))) = (f.params.first(), argv.first()) else {
+            return true;
+        };
+        if p.ty.pointer_depth == 0 || f.template_params.iter().any(|t| t.name == p.ty.name) {
+            return true;
+        }
+        let mut want = p.ty.clone();
+        want.pointer_depth -= 1;
+        let want = self.resolve_type(&want);
+        let have = self.resolve_type(&a.elem);
+        // (signedness too: MXNet's `atomicAdd(int64_t*, int64_t)` calls CUDA's on an
+        // `unsigned long long*`, not itself)
+        let unsigned = |t: &TypeRef| {
+            let n = t.name.trim_start_matches("const ");
+            n.starts_with("unsigned") || n.starts_with("uint") || n == "size_t"
+        };
+        match (self.layout_of(&want), self.layout_of(&have)) {
+            (Some(w), Some(h)) => {
+                w.size == h.size
+                    && types::is_integer(&want.name) == types::is_integer(&have.name)
+                    && unsigned(&want) == unsigned(&have)
+                    && want.pointer_depth == have.pointer_depth
+            }
+            _ => true,
+        }
+    }
+
     /// The template bindings of a called function: for a member function, the struct's
     /// template parameters first, bound to the arguments its type names (`member_of`); then
     /// the function's own, evaluated here in the caller's frame (`g<N>` inside `k<N>` means
@@ -911,6 +981,31 @@ impl KernelRun<'_> {
             if let Some(t) = deduced {
                 template.push((tp.name.clone(), TArg::Type(t)));
             }
+        }
+        // a parameter the call leaves to its default (`unsigned warp_size = 32` of qsim's
+        // `BlockReduce1<FP1>(...)`), where the default does not name the other parameters
+        for tp in own.iter().skip(targs.len()) {
+            if template.iter().any(|(n, _)| *n == tp.name) {
+                continue;
+            }
+            let Some(d) = &tp.default else { continue };
+            let mut named = std::collections::HashSet::new();
+            match d {
+                TemplateArg::Expr(e) => super::launch::names_read(e, &mut named, 0),
+                TemplateArg::Type(t) => named.extend(
+                    t.name
+                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                        .filter(|w| !w.is_empty()),
+                ),
+            }
+            if f.template_params
+                .iter()
+                .any(|p| named.contains(p.name.as_str()))
+            {
+                continue;
+            }
+            let arg = self.template_arg(d, tp.is_type);
+            template.push((tp.name.clone(), arg));
         }
         template
     }
@@ -1023,8 +1118,13 @@ impl KernelRun<'_> {
     /// struct with one.
     pub(super) fn subscripts_an_object(&mut self, base: &Expr) -> bool {
         let ty = match &base.kind {
-            ExprKind::Ident(n) => match self.lookup_local(n).and_then(|v| self.local_object(v)) {
-                Some((ty, _)) => ty,
+            ExprKind::Ident(n) => match self.lookup_local(n) {
+                // a struct the kernel is given (xgboost's `common::Span<T> sorted_idx`)
+                Some(Val::Aggregate { ty, .. }) => ty.clone(),
+                Some(v) => match self.local_object(v) {
+                    Some((ty, _)) => ty,
+                    None => return false,
+                },
                 None => return false,
             },
             ExprKind::Call { callee, .. } => TypeRef::named(unqualified(callee)),
@@ -1047,6 +1147,10 @@ impl KernelRun<'_> {
     pub(super) fn object_subscript(&mut self, base: &Expr, index: &Expr, span: Span) -> Val {
         let object = self.rvalue(base);
         let i = self.rvalue(index);
+        let object = match object {
+            Val::Aggregate { name, ty } => self.object_of_aggregate(&name, &ty),
+            other => other,
+        };
         let Some((ty, key)) = self.local_object(&object) else {
             return Val::Unknown("subscript of an object built by a call".into());
         };
@@ -1064,6 +1168,21 @@ impl KernelRun<'_> {
         );
         self.next_this = None;
         called.unwrap_or_else(|_| Val::Unknown(format!("`{ty}::operator[]`").into()))
+    }
+
+    /// A struct the kernel is given, as a local object whose members hold what the launch
+    /// passed (a pointer member points into global memory): what its member functions run on.
+    fn object_of_aggregate(&mut self, name: &str, ty: &TypeRef) -> Val {
+        let key = self.objects.len();
+        self.objects.push((name.into(), ty.clone(), key));
+        for (field, array) in self.member_names(&ty.name) {
+            if array {
+                continue;
+            }
+            let v = self.aggregate_member(name, ty, &field);
+            self.set_field(key, &field, v);
+        }
+        Val::Unknown(format!("`{name}` {LOCAL_OBJECT}").into())
     }
 
     /// Template arguments as the current frame binds them, written out (`double`, `4`), or

@@ -50,6 +50,14 @@ impl KernelRun<'_> {
                 // a `__shared__` or `__device__` scalar is read from memory
                 if let Some(place) = self.scalar_place(e) {
                     self.record(&place, e.span, super::AccessOp::Load, None);
+                    // one place holds one value: what lanes stored there each of their own
+                    // (`offset = atomicAdd(count, n)` by thread 0) is one value to its readers
+                    let v = self.lookup(name, e.span);
+                    let varying = matches!(&v, Val::Int(s) if s.lane_varying);
+                    if varying && self.shared_scalar(name).is_some() {
+                        return self.loaded_value(&place);
+                    }
+                    return v;
                 }
                 self.lookup(name, e.span)
             }
@@ -138,6 +146,7 @@ impl KernelRun<'_> {
             ExprKind::Cast { ty, arg } => self.cast(ty, arg),
             ExprKind::SizeofType(t) => match self.layout_of(t) {
                 Some(l) => Val::Int(sym::konst(l.size)),
+                None if self.assumed_four_bytes(t) => Val::Int(sym::konst(4)),
                 None => Val::Unknown(format!("sizeof({})", t.name).into()),
             },
             ExprKind::SizeofExpr(inner) => match &inner.kind {
@@ -145,6 +154,7 @@ impl KernelRun<'_> {
                     let t = TypeRef::named(n);
                     match self.layout_of(&t) {
                         Some(l) => Val::Int(sym::konst(l.size)),
+                        None if self.assumed_four_bytes(&t) => Val::Int(sym::konst(4)),
                         None => Val::Unknown("sizeof expression".into()),
                     }
                 }
@@ -458,6 +468,19 @@ impl KernelRun<'_> {
                 return Val::Ptr(p);
             }
         }
+        // an array member of a struct template's instance, whose layout is not known (MXNet's
+        // `DType* mean[N]` in a kernel parameter): still in the parameter space, one element
+        // of the declared type a subscript
+        if dims.is_empty() && laid_out.is_none() {
+            if let (Some((true, ..)), Some(fty)) = (
+                self.member_of(&ty.name, field),
+                self.declared_member_type(&ty.name, field),
+            ) {
+                let mut p = Ptr::global(full.as_str(), fty, None);
+                p.space = Space::Constant;
+                return Val::Ptr(p);
+            }
+        }
         match laid_out.or_else(|| self.declared_member_type(&ty.name, field)) {
             Some(fty) if fty.pointer_depth > 0 => {
                 let mut elem = fty;
@@ -477,12 +500,20 @@ impl KernelRun<'_> {
         }
     }
 
+    /// A kernel's type parameter no launch binds, taken as 4 bytes wide as its elements are.
+    fn assumed_four_bytes(&self, t: &TypeRef) -> bool {
+        t.pointer_depth == 0 && self.unbound_types.contains(t.name.as_str())
+    }
+
     /// The type a struct declares its member with, the struct's template arguments put in
     /// for its parameters.
     fn declared_member_type(&mut self, struct_name: &str, field: &str) -> Option<TypeRef> {
         let (def_name, binds) = self.struct_instance(struct_name)?;
         let def = types::struct_named(&def_name, self.types())?;
-        let fd = def.fields.iter().find(|f| f.name == field)?;
+        let Some(fd) = def.fields.iter().find(|f| f.name == field) else {
+            // a member a base class declares
+            return self.member_of(struct_name, field).map(|(_, t, _)| t);
+        };
         let ty = super::names::bind_type(&binds, &fd.ty).unwrap_or_else(|| fd.ty.clone());
         Some(ty)
     }

@@ -30,8 +30,12 @@ pub struct LaunchValues {
 pub fn block_of_form(form: [Option<i64>; 3], threads: i64) -> Option<[i64; 3]> {
     let known: i64 = form.iter().flatten().product();
     let unknown = form.iter().filter(|c| c.is_none()).count() as u32;
-    if unknown == 0 || known <= 0 {
+    if known <= 0 {
         return None;
+    }
+    // (a shape known at its bounds: `min(ne0, 128)`)
+    if unknown == 0 {
+        return Some(form.map(|c| c.unwrap_or(1)));
     }
     let share = (threads / known).max(1);
     let mut each = 1i64;
@@ -191,8 +195,17 @@ impl KernelRun<'_> {
         }
         self.host_scope(caller, call.span.start, needed, 0);
         let mut template = Vec::new();
-        for (i, tp) in host.template_params.iter().enumerate() {
-            if let Some(a) = template_args.get(i) {
+        // a member function's own parameters follow its class's, which the call's template
+        // arguments do not name (`Reduce<double, double, Op>(...)` in `StateSpaceCUDA<FP>`)
+        let class_params = host.owner.as_deref().map_or(0, |owner| {
+            self.types()
+                .iter()
+                .find_map(|m| m.structs.iter().find(|s| s.name == owner))
+                .map_or(0, |s| s.template_params.len())
+                .min(host.template_params.len())
+        });
+        for (i, tp) in host.template_params.iter().enumerate().skip(class_params) {
+            if let Some(a) = template_args.get(i - class_params) {
                 let arg = self.template_arg(a, tp.is_type);
                 template.push((tp.name.clone(), arg));
                 continue;
@@ -256,6 +269,12 @@ impl KernelRun<'_> {
                 .iter()
                 .map(|t| t.name.clone())
                 .collect();
+            // a launch in a member function sees its class's aliases and constants (qsim's
+            // `d_i.xss`, an `idx_type*` that `using idx_type = uint64_t;` of the class makes)
+            if let Some(fr) = self.frames.last_mut() {
+                fr.owner = host.owner.clone();
+            }
+            self.bind_class_defaults(host);
             // `k<Ktraits>` with `using Ktraits = Traits<kNThreads, kIsEvenLen>` reads those too
             let aliased: Vec<cudalint_syntax::TypeRef> = launch
                 .template_args
@@ -301,8 +320,23 @@ impl KernelRun<'_> {
             .and_then(known);
         let block_shape = launch.config.get(1).and_then(|e| form(self, e));
         let block = block_shape.and_then(known);
-        // a plain runtime count (`<<<g, threads>>>`) is no shape to keep
-        let block_form = block_shape.filter(|f| block.is_none() && f[1..] != [Some(1), Some(1)]);
+        // a plain runtime count (`<<<g, threads>>>`) is no shape to keep; one sized to the
+        // problem under a bound (`min(ne0, 128)`) is, at the bound
+        let bounded = launch
+            .config
+            .get(1)
+            .filter(|_| block.is_none())
+            .and_then(|e| match self.pure_rvalue(e) {
+                Val::Dim3(c) => Some(c.map(|s| s.bounded_value())),
+                Val::Int(s) => Some([s.bounded_value(), Some(1), Some(1)]),
+                _ => None,
+            })
+            .and_then(known)
+            .filter(|b| b.iter().all(|x| *x > 0) && b.iter().product::<i64>() <= 1024);
+        let block_form = match bounded {
+            Some(b) => Some(b.map(Some)),
+            None => block_shape.filter(|f| block.is_none() && f[1..] != [Some(1), Some(1)]),
+        };
         let mut bindings = Bindings {
             template_args: self.launch_template_args(launch, kernel),
             params: Vec::new(),
@@ -402,6 +436,14 @@ impl KernelRun<'_> {
             if let Stmt::Decl(d) = s {
                 if let Some(&c) = equal.get(d.name.as_str()) {
                     self.assign_local(&d.name, Val::Int(crate::sym::konst(c)));
+                }
+                // a pointer the host cannot follow (`Complex* d_res1 = (Complex*)
+                // AllocScratch(n)`) keeps its element type, as a pointer parameter does
+                let lost = !matches!(self.lookup_local(&d.name), Some(Val::Ptr(_)));
+                if d.ty.pointer_depth > 0 && d.dims.is_empty() && !d.is_reference && lost {
+                    let mut elem = self.resolve_type(&d.ty);
+                    elem.pointer_depth = elem.pointer_depth.saturating_sub(1);
+                    self.assign_local(&d.name, Val::Ptr(Ptr::global(d.name.as_str(), elem, None)));
                 }
             }
         }
@@ -702,9 +744,101 @@ impl KernelRun<'_> {
             }
             match self.pure_rvalue(e) {
                 Val::Ptr(ptr) => self.deduced_from(name, &p.ty, &ptr),
-                _ => None,
+                // a pointer the host cannot follow still has the type it is written with:
+                // `(fp_type*) d_ws` of a buffer the class holds, `d_i.xss` of an object a
+                // constructor fills (qsim's launches in its simulator class)
+                _ => {
+                    let mut elem = self.declared_type(e, 0)?;
+                    elem.pointer_depth = elem.pointer_depth.checked_sub(1)?;
+                    // (a type cudalint cannot size is no better than none: `sizeof` of an
+                    // unbound parameter stays a runtime value)
+                    if elem.pointer_depth == 0 && self.layout_of(&elem).is_none() {
+                        return None;
+                    }
+                    let ptr = Ptr::global("deduced", elem, None);
+                    self.deduced_from(name, &p.ty, &ptr)
+                }
             }
         })
+    }
+
+    /// A launch in a member function of a class template that no instantiation reaches
+    /// (`template <typename FP = float> class SimulatorCUDA`): the class's parameters nothing
+    /// binds are their defaults, the instantiation the class's own declaration names.
+    fn bind_class_defaults(&mut self, host: &Function) {
+        let Some(owner) = host.owner.as_deref() else {
+            return;
+        };
+        let count = self
+            .types()
+            .iter()
+            .find_map(|m| m.structs.iter().find(|s| s.name == owner))
+            .map_or(0, |s| s.template_params.len())
+            .min(host.template_params.len());
+        for p in &host.template_params[..count] {
+            let bound = self
+                .frames
+                .last()
+                .is_some_and(|f| f.template.iter().any(|(n, _)| *n == p.name));
+            let Some(d) = p.default.as_ref().filter(|_| !bound) else {
+                continue;
+            };
+            let arg = self.template_arg(d, p.is_type);
+            if let Some(fr) = self.frames.last_mut() {
+                fr.template.push((p.name.clone(), arg));
+            }
+            self.host_template_params.retain(|n| *n != p.name);
+        }
+    }
+
+    /// The type `e` is declared with, where its value is not known: a cast's type, a local
+    /// object's or a member's declared type (its class's aliases resolved), through `*`, `&`
+    /// and subscripts.
+    fn declared_type(&mut self, e: &Expr, depth: usize) -> Option<cudalint_syntax::TypeRef> {
+        if depth > 8 {
+            return None;
+        }
+        let ty = match &e.kind {
+            ExprKind::Cast { ty, .. } => ty.clone(),
+            ExprKind::Ident(n) => match self.lookup_local(n).cloned() {
+                Some(v) => self.local_object(&v)?.0,
+                // a member of the class whose member function launches
+                None => {
+                    let owner = self.frames.last()?.owner.clone()?;
+                    self.member_of(&owner, n)?.1
+                }
+            },
+            ExprKind::Field { base, field, arrow } => {
+                let mut base = self.declared_type(base, depth + 1)?;
+                if *arrow {
+                    base.pointer_depth = base.pointer_depth.checked_sub(1)?;
+                }
+                if base.pointer_depth > 0 {
+                    return None;
+                }
+                let full = self.instantiate_type(&base).name;
+                self.member_of(&full, field)?.1
+            }
+            ExprKind::Unary {
+                op: cudalint_syntax::UnOp::Deref,
+                arg,
+            }
+            | ExprKind::Index { base: arg, .. } => {
+                let mut t = self.declared_type(arg, depth + 1)?;
+                t.pointer_depth = t.pointer_depth.checked_sub(1)?;
+                t
+            }
+            ExprKind::Unary {
+                op: cudalint_syntax::UnOp::AddrOf,
+                arg,
+            } => {
+                let mut t = self.declared_type(arg, depth + 1)?;
+                t.pointer_depth += 1;
+                t
+            }
+            _ => return None,
+        };
+        Some(self.resolve_type(&ty))
     }
 }
 

@@ -343,6 +343,10 @@ pub struct KernelRun<'p> {
     /// x[4] = {in[t], ...}`, `x[0] = y;` of such a value): one of their elements, read at an
     /// index the warp shares, is each thread's own value, not one for the warp.
     varying_locals: std::collections::HashSet<Rc<str>>,
+    /// The kernel's type parameters no launch binds: sized 4 bytes where a `sizeof` asks, as
+    /// their elements are priced (MXNet's `nvec = sizeof(LType) / sizeof(DType)` in kernels
+    /// launched inside its type-switch macros).
+    unbound_types: std::collections::HashSet<Rc<str>>,
     /// The template parameters of the host function whose launch is being evaluated.
     host_template_params: Vec<Name>,
     /// Which of the distinct lambdas a wrapper's callers pass (xgboost's `dh::LaunchN(n,
@@ -478,6 +482,7 @@ impl<'p> KernelRun<'p> {
             runtime_index: Default::default(),
             stores_to: Default::default(),
             varying_locals: Default::default(),
+            unbound_types: Default::default(),
             host_template_params: Vec::new(),
             lambda_variant: 0,
             lambda_variants: 0,
@@ -577,7 +582,12 @@ impl<'p> KernelRun<'p> {
                 }
             } else if let Some(ptr) = self.tensor_accessor(p.name.as_str(), &ty, file, p.span) {
                 Val::Ptr(ptr)
-            } else if types::is_struct(&ty.name, self.types()) && !is_vector_type(&ty.name) {
+            } else if (types::is_struct(&ty.name, self.types())
+                // an instance of a struct template (MXNet's `MultiLAMBKernelParam<DType,
+                // MPDType>`, its arguments unbound where no launch is seen)
+                || (ty.name.contains('<') && self.struct_instance(&ty.name).is_some()))
+                && !is_vector_type(&ty.name)
+            {
                 Val::Aggregate {
                     name: p.name.as_str().into(),
                     ty,
@@ -590,14 +600,29 @@ impl<'p> KernelRun<'p> {
         }
         // template value parameters without a binding are runtime values too
         for tp in &f.template_params {
-            if !tp.is_type
-                && !self
-                    .frames
-                    .last()
-                    .is_some_and(|fr| fr.template.iter().any(|(n, _)| *n == tp.name))
-            {
+            let bound = self
+                .frames
+                .last()
+                .is_some_and(|fr| fr.template.iter().any(|(n, _)| *n == tp.name));
+            if !tp.is_type && !bound {
                 let v = self.runtime_var(&tp.name, None);
                 self.declare(&tp.name, Val::Int(v));
+            }
+            // (or bound to a name no file defines: `k<DType>` launched from a host template
+            // whose DType nothing binds either)
+            let no_size = tp.is_type
+                && self.layout_of(&TypeRef::named(&tp.name)).is_none()
+                && !self.is_object_type(&TypeRef::named(&tp.name));
+            if no_size {
+                self.unbound_types.insert(tp.name.as_str().into());
+                if let Some(TArg::Type(t)) = self.frames.last().and_then(|fr| {
+                    fr.template
+                        .iter()
+                        .find(|(n, _)| *n == tp.name)
+                        .map(|(_, a)| a.clone())
+                }) {
+                    self.unbound_types.insert(t.name.as_str().into());
+                }
             }
         }
         if let Some(body) = &f.body {
@@ -764,15 +789,34 @@ impl<'p> KernelRun<'p> {
 
     /// Member `name` of the struct (or union) `full` names: whether it is an array, its type,
     /// and whether the struct is a union.
-    fn member_of(&self, full: &str, name: &str) -> Option<(bool, TypeRef, bool)> {
-        let (def, _) = self.struct_instance(full)?;
+    pub(super) fn member_of(&self, full: &str, name: &str) -> Option<(bool, TypeRef, bool)> {
+        self.member_through_bases(full, name, 0)
+    }
+
+    /// [`Self::member_of`], looking in the base classes (`d_i.ms` of an `IndicesL<G>` that
+    /// inherits `ms` from `IndicesH<G>`) where the struct does not declare the member.
+    fn member_through_bases(
+        &self,
+        full: &str,
+        name: &str,
+        depth: usize,
+    ) -> Option<(bool, TypeRef, bool)> {
+        let (def, binds) = self.struct_instance(full)?;
         let s = self
             .types()
             .iter()
             .flat_map(|f| f.structs.iter())
             .find(|s| s.name == def)?;
-        let field = s.fields.iter().find(|f| f.name == name)?;
-        Some((field.array_len.is_some(), field.ty.clone(), s.is_union))
+        if let Some(field) = s.fields.iter().find(|f| f.name == name) {
+            return Some((field.array_len.is_some(), field.ty.clone(), s.is_union));
+        }
+        if depth >= 4 {
+            return None;
+        }
+        s.bases.iter().find_map(|b| {
+            let base = names::bind_type(&binds, b).unwrap_or_else(|| b.clone());
+            self.member_through_bases(&base.name, name, depth + 1)
+        })
     }
 
     /// `g.tag[i]` where `g` is a local object copied whole from memory (hoomd's `group_t g =
@@ -952,7 +996,7 @@ impl<'p> KernelRun<'p> {
         ty.clone()
     }
 
-    fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {
+    pub(super) fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {
         let ty = self.resolve_type(ty);
         types::layout(&ty, self.types()).or_else(|| {
             // an instance of a template struct, laid out with its arguments
