@@ -519,7 +519,10 @@ def run_compare(args):
         if not r["error"]:
             ok_units[f if args.unit == "file" else os.path.dirname(f)].append(f)
     for unit in sorted(ok_units):
-        report, err = audit(args.cudalint, unit, args.audit_arg)
+        # the build's flags are the program's for cudalint as for nvcc: a header found only
+        # through -I (AutoDock-GPU's common/defines.h) and the branch a -D selects
+        flags = ["-I" + i for i in args.include] + ["-D" + d for d in args.define]
+        report, err = audit(args.cudalint, unit, flags + args.audit_arg)
         if report is None:
             audit_errors.append((unit, err))
             continue
@@ -742,8 +745,10 @@ def main():
     c.add_argument("--cudalint", default=default_bin)
     c.add_argument("--audit-arg", action="append", default=[],
                    help="passed to `cudalint audit` (e.g. --audit-arg=--block=256)")
-    c.add_argument("-I", "--include", action="append", default=[])
-    c.add_argument("-D", "--define", action="append", default=[])
+    c.add_argument("-I", "--include", action="append", default=[],
+                   help="an include folder, for nvcc and cudalint")
+    c.add_argument("-D", "--define", action="append", default=[],
+                   help="a macro definition, for nvcc and cudalint")
     c.add_argument("--nvcc-arg", action="append", default=[],
                    help="passed to nvcc only, not to cudalint (e.g. --nvcc-arg=-include "
                         "--nvcc-arg=compat.h for a shim the build needs with this nvcc)")
