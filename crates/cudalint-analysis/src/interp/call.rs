@@ -932,13 +932,8 @@ impl KernelRun<'_> {
     ) -> Vec<(Name, TArg)> {
         let mut template = Vec::new();
         let mut own = &f.template_params[..];
-        if let (Some(fo), Some(full)) = (&f.owner, member_of) {
-            let count = self
-                .types()
-                .iter()
-                .find_map(|m| m.structs.iter().find(|s| s.name == *fo))
-                .map_or(0, |s| s.template_params.len())
-                .min(own.len());
+        if let (Some(_), Some(full)) = (&f.owner, member_of) {
+            let count = self.class_param_count(f);
             let binds = self
                 .struct_instance(full)
                 .map(|(_, b)| b)

@@ -197,13 +197,7 @@ impl KernelRun<'_> {
         let mut template = Vec::new();
         // a member function's own parameters follow its class's, which the call's template
         // arguments do not name (`Reduce<double, double, Op>(...)` in `StateSpaceCUDA<FP>`)
-        let class_params = host.owner.as_deref().map_or(0, |owner| {
-            self.types()
-                .iter()
-                .find_map(|m| m.structs.iter().find(|s| s.name == owner))
-                .map_or(0, |s| s.template_params.len())
-                .min(host.template_params.len())
-        });
+        let class_params = self.class_param_count(host);
         for (i, tp) in host.template_params.iter().enumerate().skip(class_params) {
             if let Some(a) = template_args.get(i - class_params) {
                 let arg = self.template_arg(a, tp.is_type);
@@ -766,15 +760,7 @@ impl KernelRun<'_> {
     /// (`template <typename FP = float> class SimulatorCUDA`): the class's parameters nothing
     /// binds are their defaults, the instantiation the class's own declaration names.
     fn bind_class_defaults(&mut self, host: &Function) {
-        let Some(owner) = host.owner.as_deref() else {
-            return;
-        };
-        let count = self
-            .types()
-            .iter()
-            .find_map(|m| m.structs.iter().find(|s| s.name == owner))
-            .map_or(0, |s| s.template_params.len())
-            .min(host.template_params.len());
+        let count = self.class_param_count(host);
         for p in &host.template_params[..count] {
             let bound = self
                 .frames
@@ -789,6 +775,18 @@ impl KernelRun<'_> {
             }
             self.host_template_params.retain(|n| *n != p.name);
         }
+    }
+
+    /// How many of a member function's template parameters are its class's (they come
+    /// first).
+    pub(super) fn class_param_count(&self, f: &Function) -> usize {
+        f.owner.as_deref().map_or(0, |owner| {
+            self.types()
+                .iter()
+                .find_map(|m| m.structs.iter().find(|s| s.name == owner))
+                .map_or(0, |s| s.template_params.len())
+                .min(f.template_params.len())
+        })
     }
 
     /// The type `e` is declared with, where its value is not known: a cast's type, a local
