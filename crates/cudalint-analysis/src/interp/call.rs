@@ -198,10 +198,13 @@ impl KernelRun<'_> {
                             },
                             None,
                         ) => match &arg.kind {
+                            // (a `__shared__` scalar's address points into memory: AutoDock's
+                            // `REDUCEFLOATSUM(value, pAccumulator)` stores and reloads it)
                             ExprKind::Ident(n)
-                                if self.lookup_local(n).is_some_and(|v| {
-                                    matches!(v, Val::Int(_) | Val::Unknown(_))
-                                }) =>
+                                if self.shared_scalar(n).is_none()
+                                    && self.lookup_local(n).is_some_and(|v| {
+                                        matches!(v, Val::Int(_) | Val::Unknown(_))
+                                    }) =>
                             {
                                 Some(Rc::from(n.as_str()))
                             }
