@@ -173,20 +173,24 @@ impl KernelRun<'_> {
     /// template.
     pub(super) fn struct_instance(&self, full: &str) -> Option<(String, Vec<(String, String)>)> {
         let (base, args) = split_template(full);
+        self.struct_instance_of(base, &args).or_else(|| {
+            // namespaces are not modelled: `qsim::Complex<double>` is the program's `Complex`
+            // where no struct nests one of that qualified name
+            let short = super::call::unqualified(base);
+            (short != base)
+                .then(|| self.struct_instance_of(short, &args))
+                .flatten()
+        })
+    }
+
+    /// [`Self::struct_instance`] of a type split into its name and arguments.
+    fn struct_instance_of(
+        &self,
+        base: &str,
+        args: &[String],
+    ) -> Option<(String, Vec<(String, String)>)> {
         let squeeze = |t: &str| t.split_whitespace().collect::<String>();
         let structs = || self.types().iter().flat_map(|f| f.structs.iter());
-        // namespaces are not modelled: `qsim::Complex<double>` is the program's `Complex`
-        // unless a struct nests one of that qualified name
-        // (compared by prefix: splitting every struct's name per lookup was a third of a run)
-        let names_it = |s: &cudalint_syntax::StructDef| {
-            s.name
-                .strip_prefix(base)
-                .is_some_and(|r| r.is_empty() || r.starts_with('<'))
-        };
-        let base = match super::call::unqualified(base) {
-            short if short != base && !structs().any(names_it) => short,
-            _ => base,
-        };
         if !args.is_empty() {
             for s in structs() {
                 if !s
@@ -201,7 +205,7 @@ impl KernelRun<'_> {
                     continue;
                 }
                 let mut binds: Vec<(String, String)> = Vec::new();
-                let fits = pattern.iter().zip(&args).all(|(p, a)| {
+                let fits = pattern.iter().zip(args).all(|(p, a)| {
                     if !s.template_params.iter().any(|t| t == p) {
                         return squeeze(p) == squeeze(a);
                     }
@@ -223,7 +227,7 @@ impl KernelRun<'_> {
             .template_params
             .iter()
             .map(|p| p.to_string())
-            .zip(args)
+            .zip(args.iter().cloned())
             .collect();
         Some((def.name.to_string(), binds))
     }
