@@ -387,6 +387,26 @@ int main() { dim3 b(16, 16); k<64><<<g, b>>>(in, out, n); }
 #[cfg(test)]
 mod struct_tests {
     #[test]
+    fn enums_in_structs_are_their_constants_and_this_is_a_name() {
+        // PCL's functors: block size and extents from an enum in the struct's body
+        let src = "struct Est {\n\
+                   enum { CTA = 256, WARPS = CTA / 32, NEXT };\n\
+                   enum class Mode { A, B };\n\
+                   float* p;\n\
+                   __device__ float get(int i) const { return this->p[i]; }\n\
+                   };\n";
+        let m = super::parse(src).unwrap().model;
+        let est = m.structs.iter().find(|s| s.name == "Est").unwrap();
+        let statics: Vec<_> = est.statics.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(statics, ["CTA", "WARPS", "NEXT"]);
+        assert_eq!(est.fields.len(), 1);
+        assert!(m.globals.iter().any(|g| g.name == "Mode::B"));
+        let get = m.functions.iter().find(|f| f.name == "Est::get").unwrap();
+        let text = format!("{:?}", get.body);
+        assert!(text.contains("Ident(\"this\")"), "{text}");
+    }
+
+    #[test]
     fn member_templates_are_member_functions_and_nested_structs() {
         // qsim's simulator: the launches are in member function templates of a class template
         let src = "template <typename FP = float> class Sim {\n\

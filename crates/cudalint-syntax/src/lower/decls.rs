@@ -393,6 +393,25 @@ impl<'s> Lowerer<'s> {
             (true, Some(name)) => format!("{}::", self.text(name)),
             (true, None) => return,
         };
+        for (full, init, at, whole) in self.enumerators(body, &scope) {
+            let mut d = Decl::local(
+                full,
+                at,
+                TypeRef::named("int"),
+                Vec::new(),
+                Some(init),
+                whole,
+            );
+            d.is_const = true;
+            self.model.globals.push(d);
+        }
+    }
+
+    /// The enumerators of an enum's body, each named `{scope}{name}` with its value: its own,
+    /// else one more than the one before (0 for the first). Also the spans of the name and
+    /// of the whole enumerator.
+    pub(super) fn enumerators(&mut self, body: Node, scope: &str) -> Vec<(Name, Expr, Span, Span)> {
+        let mut out = Vec::new();
         let mut previous: Option<Expr> = None;
         for e in named_children(body) {
             if e.kind() != "enumerator" {
@@ -426,17 +445,9 @@ impl<'s> Lowerer<'s> {
                 kind: ExprKind::Ident(full.clone()),
                 span: span(name),
             });
-            let mut d = Decl::local(
-                full,
-                span(name),
-                TypeRef::named("int"),
-                Vec::new(),
-                Some(init),
-                span(e),
-            );
-            d.is_const = true;
-            self.model.globals.push(d);
+            out.push((full, init, span(name), span(e)));
         }
+        out
     }
 
     pub(super) fn file_declaration(&mut self, n: Node) {

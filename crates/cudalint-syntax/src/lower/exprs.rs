@@ -72,7 +72,8 @@ impl<'s> Lowerer<'s> {
             | "field_identifier"
             | "type_identifier"
             | "qualified_identifier"
-            | "namespace_identifier" => ExprKind::Ident(self.text(n).split_whitespace().collect()),
+            | "namespace_identifier"
+            | "this" => ExprKind::Ident(self.text(n).split_whitespace().collect()),
             "parenthesized_expression" => {
                 return match first_named(n) {
                     Some(inner) => {

@@ -279,6 +279,25 @@ impl<'s> Lowerer<'s> {
             let Some(t) = f.child_by_field_id(fid().r#type.get()) else {
                 continue;
             };
+            // `enum { CTA_SIZE = 256, WARPS = CTA_SIZE / 32 };` in a struct (PCL's functors):
+            // its enumerators are the struct's constants, named unqualified by its member
+            // functions and `Est::CTA_SIZE` outside; a scoped enum's are named by their enum
+            if t.kind() == "enum_specifier" {
+                let scoped = all_children(t)
+                    .iter()
+                    .any(|c| matches!(c.kind(), "class" | "struct"));
+                match t.child_by_field_id(fid().body.get()) {
+                    Some(body) if !scoped => {
+                        for (n, init, _, _) in self.enumerators(body, "") {
+                            statics.push((n, init));
+                        }
+                    }
+                    _ => self.enum_def(t),
+                }
+                if f.child_by_field_id(fid().declarator.get()).is_none() {
+                    continue;
+                }
+            }
             let mut base = self.type_of(t, Some(f));
             let nested = matches!(
                 t.kind(),

@@ -571,6 +571,18 @@ int b;
 #endif
 ";
         assert_eq!(live(src, &[]), ["int a;"]);
+        // another platform's switch is not defined in a CUDA build (MAGMA); HIP's may be
+        // (HOOMD-blue builds for CUDA with `ENABLE_HIP`), so that group is still a guess
+        let src = "#if defined(MAGMA_HAVE_OPENCL) || defined(USE_ROCM)
+typedef cl_mem dptr;
+#else
+typedef double* dptr;
+#endif
+#ifdef ENABLE_HIP
+int hip;
+#endif
+";
+        assert_eq!(live(src, &[]), ["typedef double* dptr;", "int hip;"]);
     }
 
     #[test]

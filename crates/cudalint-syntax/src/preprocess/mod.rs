@@ -105,6 +105,16 @@ const NOT_DEFINED: &[&str] = &[
     "Q_CREATOR_RUN",
 ];
 
+/// A project's switch for a GPU platform other than CUDA (MAGMA's `MAGMA_HAVE_OPENCL`,
+/// `USE_ROCM`, `GGML_USE_SYCL`): a CUDA build does not define it, so an `#if defined(...)` on
+/// it is not a group cudalint cannot decide (whose first branch it would keep: MAGMA's
+/// `typedef cl_mem magmaDouble_ptr`). Not HIP's: HIP also compiles for NVIDIA GPUs, and
+/// HOOMD-blue's CUDA build defines `ENABLE_HIP`.
+fn other_platform(name: &str) -> bool {
+    const PLATFORMS: &[&str] = &["OPENCL", "ROCM", "SYCL", "MUSA"];
+    name.split('_').any(|part| PLATFORMS.contains(&part))
+}
+
 /// The execution and memory space specifiers nvcc's own headers define.
 const CUDA_KEYWORDS: &[&str] = &[
     "__global__",
@@ -171,7 +181,7 @@ impl Defines {
             Some(false)
         } else if self.get(name).is_some() {
             Some(true)
-        } else if NOT_DEFINED.contains(&name) {
+        } else if NOT_DEFINED.contains(&name) || other_platform(name) {
             Some(false)
         } else {
             None

@@ -30,7 +30,11 @@
 //!   the macro's loop back around the block (`cudalint_syntax::substitute`);
 //! - `NV_IF_TARGET(NV_IS_DEVICE, (a();), (b();))`, `NV_DISPATCH_TARGET(NV_IS_HOST, (...),
 //!   NV_IS_DEVICE, (...))`: libcu++'s target dispatch keeps the code nvcc compiles for the
-//!   device (sm_90), as a block; the rest is blanked.
+//!   device (sm_90), as a block; the rest is blanked;
+//! - `T get_rmin() = delete;` outside a class: the `= delete` is blanked;
+//! - `CHECK(cudaMalloc(&p, n), );`: a macro's empty last argument loses its comma;
+//! - `ITERATE((k<<<g, b>>>(p));, w += c;)`: a macro given runs of statements as its arguments
+//!   becomes a block of them.
 
 pub(super) type Edit = (usize, usize, Option<u8>);
 
@@ -186,6 +190,106 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
     if src.contains("operator") {
         operator_specializations(b, mask, edits);
+    }
+    if src.contains("delete") {
+        deleted_functions(b, mask, edits);
+    }
+    if src.contains(", )") || src.contains(",)") {
+        empty_last_arguments(b, mask, edits);
+    }
+    if src.contains(";)") || src.contains("; )") || src.contains(";\n") {
+        statement_list_macros(b, mask, edits);
+    }
+}
+
+/// `RULEBOOKITERATOR((k<<<g, b>>>(...));, w += c; flops += n * c;)` in a function body
+/// (SparseConvNet's rule-book loop): a macro, at a statement, each of whose arguments is a run
+/// of statements (every comma between them at depth zero comes after a `;`, or after nothing).
+/// It becomes a block of them, `{ (k<<<g, b>>>(...)); w += c; ... }`: the launches in it are
+/// seen, and the loop it stands for is not.
+fn statement_list_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let Some(end) = capital_word_at(b, mask, i) else {
+            i += 1;
+            continue;
+        };
+        let s = i;
+        i = end;
+        let open = skip_ws(b, mask, end);
+        let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
+        if !at_statement || !capitals(&b[s..end]) || b.get(open) != Some(&b'(') {
+            continue;
+        }
+        let (mut depth, mut commas, mut semicolon) = (0i32, Vec::new(), false);
+        let mut close = None;
+        let mut k = open + 1;
+        while k < b.len().min(open + (1 << 16)) {
+            if !mask[k] {
+                k += 1;
+                continue;
+            }
+            match b[k] {
+                b'"' | b'\'' => {
+                    k = super::literal_end(b, k) + 1;
+                    continue;
+                }
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' if depth == 0 => {
+                    close = Some(k);
+                    break;
+                }
+                b')' | b']' | b'}' => depth -= 1,
+                b',' if depth == 0 => commas.push(k),
+                b';' if depth == 0 => semicolon = true,
+                _ => {}
+            }
+            k += 1;
+        }
+        let Some(close) = close else { continue };
+        let separates =
+            |c: usize| before(b, mask, c).is_none_or(|p| matches!(b[p], b';' | b'(' | b','));
+        if !semicolon || !commas.iter().all(|&c| separates(c)) {
+            continue;
+        }
+        let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
+        if block_at(blocks, s) != Some(Block::Code) {
+            continue;
+        }
+        edits.push((s, open, None));
+        edits.push((open, open + 1, Some(b'{')));
+        for c in commas {
+            edits.push((c, c + 1, None));
+        }
+        edits.push((close, close + 1, Some(b'}')));
+        i = close + 1;
+    }
+}
+
+/// `ncvAssertCUDAReturn(cudaMalloc(&p, n), );` (PCL's NCV, in a constructor that returns
+/// nothing): a macro given an empty last argument; no call or parameter list ends in a comma,
+/// so the comma is blanked and the invocation parses as the call it looks like.
+fn empty_last_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for (i, &c) in b.iter().enumerate() {
+        if c == b',' && mask[i] && b.get(skip_ws(b, mask, i + 1)) == Some(&b')') {
+            edits.push((i, i + 1, None));
+        }
+    }
+}
+
+/// `template <typename T> T magmablas_get_rmin() = delete;` (MAGMA's sort): the grammar
+/// has `= delete` only in a class body; elsewhere it is blanked, leaving the declaration.
+fn deleted_functions(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in words(b, mask, b"delete") {
+        let Some(eq) = before(b, mask, at).filter(|&q| b[q] == b'=') else {
+            continue;
+        };
+        let after = skip_ws(b, mask, at + b"delete".len());
+        let declarator_end = before(b, mask, eq).is_some_and(|q| b[q] == b')' || is_word(b[q]));
+        if b.get(after) == Some(&b';') && declarator_end {
+            edits.push((eq, at + b"delete".len(), None));
+        }
     }
 }
 
@@ -585,7 +689,12 @@ fn template_triple_angles(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
                         ok = true;
                         break;
                     }
-                    c if is_word(c) || matches!(c, b':' | b',' | b' ' | b'*' | b'&') => {}
+                    // (and constant arithmetic: CuTe's `cute::Int<tN / kVec>>>{}`)
+                    c if is_word(c)
+                        || matches!(
+                            c,
+                            b':' | b',' | b' ' | b'*' | b'&' | b'/' | b'+' | b'-' | b'(' | b')'
+                        ) => {}
                     _ => break,
                 }
             }
@@ -1050,6 +1159,41 @@ mod tests {
             rewrite("std::pair<std::unique_ptr<ns::vec<size_type>>, std::unique_ptr<ns::vec<size_type>>>\nf(int a); k<<<g, b>>>(p);"),
             "std::pair<std::unique_ptr<ns::vec_size_type_>, std::unique_ptr<ns::vec_size_type_>>\nf(int a); k<<<g, b>>>(p);"
         );
+    }
+
+    #[test]
+    fn triple_angles_around_arithmetic() {
+        assert_eq!(
+            rewrite("f(c::L<c::S<c::I<t>, c::I<8>>, c::S<c::_1, c::I<t / (k + 1)>>>{});"),
+            "f(c::L<c::S<c::I<t>, c::I_8_>, c::S<c::_1, c::I_t____k___1__>>{});"
+        );
+    }
+
+    #[test]
+    fn deleted_free_functions() {
+        assert_eq!(
+            rewrite("template <typename T> T rmin() = delete; void g(int) const = delete; void h() { delete p; delete[] q; }"),
+            "template <typename T> T rmin()         ; void g(int) const         ; void h() { delete p; delete[] q; }"
+        );
+    }
+
+    #[test]
+    fn empty_last_macro_arguments() {
+        assert_eq!(
+            rewrite("void f() { CHECK(cudaMalloc(&p, n), ); g(a,b); }"),
+            "void f() { CHECK(cudaMalloc(&p, n)  ); g(a,b); }"
+        );
+    }
+
+    #[test]
+    fn macros_given_statement_lists() {
+        assert_eq!(
+            rewrite("void f() {\n  ITER((k<<<g, b>>>(p, n));\n       , w += c; n += 1;)\n  LOG(a, b);\n}"),
+            "void f() {\n      {(k<<<g, b>>>(p, n));\n         w += c; n += 1;}\n  LOG(a, b);\n}"
+        );
+        // an expression's commas, or a macro outside a function body, are left alone
+        let kept = "void f() { CALL(a, b; c); } ITER(x;, y;)";
+        assert_eq!(rewrite(kept), kept);
     }
 
     #[test]
