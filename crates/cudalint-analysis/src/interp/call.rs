@@ -657,7 +657,7 @@ impl KernelRun<'_> {
         let this_ptr = self.next_this_ptr.take();
         let this_values = std::mem::take(&mut self.next_this_values);
         // an unqualified call inside a member function finds its struct's members first
-        let owner = callee
+        let mut owner = callee
             .rsplit_once("::")
             .map(|(q, _)| self.through_typedefs(q.trim()))
             .or_else(|| self.frames.last().and_then(|f| f.owner.clone()))
@@ -669,10 +669,6 @@ impl KernelRun<'_> {
                     o
                 }
             });
-        let owner_base = owner
-            .as_deref()
-            .and_then(|o| self.struct_instance(o))
-            .map(|(def, _)| def);
         // `get_ebits<Scalar>()` with Scalar = double: the explicit specialization
         // `template<> int get_ebits<double>()` where the program has one
         let specialized = (!targs.is_empty() && self.project.has_specialization(name))
@@ -691,6 +687,26 @@ impl KernelRun<'_> {
         };
         let candidates = specialized
             .unwrap_or_else(|| self.project.device_functions(name, argv.len(), self.file()));
+        let mut owner_base = owner
+            .as_deref()
+            .and_then(|o| self.struct_instance(o))
+            .map(|(def, _)| def);
+        // a member function its struct inherits (PCL's `PtrStepSz<T>` calls `ptr` of its
+        // base `PtrStep<T>`): the base's, with the base's template arguments
+        let members = || candidates.iter().filter_map(|(_, f)| f.owner.as_deref());
+        if owner_base.is_some()
+            && members().next().is_some()
+            && !members().any(|o| Some(o) == owner_base.as_deref())
+        {
+            let defines = |def: &str| members().any(|o| o == def);
+            if let Some(base) = owner
+                .as_deref()
+                .and_then(|o| self.base_defining(o, defines))
+            {
+                owner_base = self.struct_instance(&base).map(|(def, _)| def);
+                owner = Some(base);
+            }
+        }
         let of_owner = |f: &Function| f.owner.is_some() && f.owner == owner_base;
         let candidates: Vec<_> = if candidates.iter().any(|(_, f)| of_owner(f)) {
             candidates
@@ -720,11 +736,23 @@ impl KernelRun<'_> {
         let template = self.callee_template(f, member_of.as_deref(), targs, &argv);
         // `run()` inside a member function (a constructor's body calling its struct's own
         // work): the same object
+        let own = this_ptr.is_none() && !callee.contains("::") && of_owner(f);
         let this = this.or_else(|| {
-            let own = this_ptr.is_none() && !callee.contains("::") && of_owner(f);
             own.then(|| self.frames.last().and_then(|fr| fr.this))
                 .flatten()
         });
+        // `fetch(i)` inside the `operator()` of a struct the kernel was given by value (PCL's
+        // `NormalsEstimator`): the same members, as the caller holds them
+        let mut this_values = this_values;
+        if own && this.is_none() && this_values.is_empty() {
+            if let Some(owner) = member_of.as_deref() {
+                this_values = self
+                    .member_names(owner)
+                    .into_iter()
+                    .filter_map(|(m, _)| Some((m.clone(), self.lookup_local(&m)?.clone())))
+                    .collect();
+            }
+        }
         // the caller's locals given by reference or address, with their values before the call
         let locals: Vec<Option<(Rc<str>, Option<Val>)>> = std::mem::take(&mut self.next_local_refs)
             .into_iter()
@@ -1181,6 +1209,30 @@ impl KernelRun<'_> {
             self.set_field(key, &field, v);
         }
         Val::Unknown(format!("`{name}` {LOCAL_OBJECT}").into())
+    }
+
+    /// The base class of struct `ty` (its template arguments bound) whose definition
+    /// `defines` a member function, where `ty`'s own does not: bases first to last, bases of
+    /// bases a few deep.
+    fn base_defining(&self, ty: &str, defines: impl Fn(&str) -> bool) -> Option<String> {
+        let mut ty = ty.to_string();
+        for _ in 0..4 {
+            let (def, binds) = self.struct_instance(&ty)?;
+            let s = types::struct_named(&def, self.types())?;
+            let bases: Vec<TypeRef> = s
+                .bases
+                .iter()
+                .map(|b| super::names::bind_base(&binds, b))
+                .collect();
+            if let Some(b) = bases.iter().find(|b| {
+                self.struct_instance(&b.name)
+                    .is_some_and(|(d, _)| defines(&d))
+            }) {
+                return Some(b.name.to_string());
+            }
+            ty = bases.first()?.name.to_string();
+        }
+        None
     }
 
     /// Template arguments as the current frame binds them, written out (`double`, `4`), or

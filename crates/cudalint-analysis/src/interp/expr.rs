@@ -62,8 +62,10 @@ impl KernelRun<'_> {
                 self.lookup(name, e.span)
             }
             ExprKind::Field { base, field, arrow } => {
-                if let (true, Some(v)) = (is_this(base), self.this_field(field)) {
-                    return v;
+                if is_this(base) {
+                    if let Some(v) = self.own_member(field) {
+                        return v;
+                    }
                 }
                 // `p->current` where `p` is a local object's address (`gpu_first(&p)`)
                 if let Some(v) = self.object_field(base, field) {

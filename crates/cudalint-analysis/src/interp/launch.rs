@@ -4,6 +4,7 @@
 
 use super::names::split_template;
 use super::{Bindings, Frame, KernelRun, Ptr, Returns, TArg, Val};
+use crate::types;
 use cudalint_syntax::{BinOp, Expr, ExprKind, Function, Name, Span, Stmt, TemplateArg};
 
 /// Calls of a templated host function looked at for its instantiations.
@@ -194,6 +195,7 @@ impl KernelRun<'_> {
             template_arg_names(t, &mut needed);
         }
         self.host_scope(caller, call.span.start, needed, 0);
+        let template_args = self.expand_template_args(template_args).into_owned();
         let mut template = Vec::new();
         // a member function's own parameters follow its class's, which the call's template
         // arguments do not name (`Reduce<double, double, Op>(...)` in `StateSpaceCUDA<FP>`)
@@ -392,9 +394,13 @@ impl KernelRun<'_> {
         if let Some(body) = &host.body {
             branch_equalities(body, before, &mut tested, 0);
         }
+        // (a name changed before the test does not matter: MAGMA's `for (jb = IB; jb < NB;
+        // jb *= 2) switch (jb) { case 16: k16<<<...>>>(..., jb, ...); }` passes 16)
         let mut equal = std::collections::HashMap::new();
-        for (name, e) in tested {
-            if !modified.contains(name) {
+        for (name, e, arm) in tested {
+            let mut changed = std::collections::BTreeSet::new();
+            modified_before(arm, before, false, &mut changed);
+            if !changed.contains(name) {
                 if let Some(c) = self.pure_rvalue(e).sym().as_const() {
                     equal.insert(name, c);
                 }
@@ -402,9 +408,15 @@ impl KernelRun<'_> {
         }
         // the host function's parameters shadow file-scope names of the same spelling
         for (i, p) in host.params.iter().enumerate() {
-            // a pointer keeps its element type (template arguments are deduced from it)
-            let v = if p.ty.pointer_depth > 0 {
-                let mut elem = p.ty.clone();
+            // a pointer keeps its element type (template arguments are deduced from it), a
+            // pointer typedef's too (MAGMA's `magmaDouble_ptr dwork`)
+            let ty = if p.ty.pointer_depth == 0 && types::builtin(&p.ty.name).is_none() {
+                self.resolve_type(&p.ty)
+            } else {
+                p.ty.clone()
+            };
+            let v = if ty.pointer_depth > 0 {
+                let mut elem = ty;
                 elem.pointer_depth -= 1;
                 Val::Ptr(Ptr::global(p.name.as_str(), elem, None))
             } else if let Some(&c) = equal.get(p.name.as_str()) {
@@ -445,6 +457,10 @@ impl KernelRun<'_> {
         // pointer (`scanf("%d", &n)`) is a run-time value at the launch, not its first value
         // (a pointer keeps its element type: `cudaMalloc(&p, ...)` changes where it points)
         for name in modified {
+            if let Some(&c) = equal.get(name.as_str()) {
+                self.assign_local(&name, Val::Int(crate::sym::konst(c)));
+                continue;
+            }
             if matches!(self.lookup_local(&name), Some(Val::Int(_))) {
                 let reason = format!("`{name}` is changed before the launch in `{}`", host.name);
                 self.assign_local(&name, Val::Unknown(reason.into()));
@@ -644,17 +660,63 @@ impl KernelRun<'_> {
     }
 
     /// The template arguments the launch writes (`k<256, float><<<...>>>`), constants folded.
+    /// Template arguments as written, with a macro that stands for several of them spelled
+    /// out (MAGMA's `hemv_diag_template_batched<magmaDoubleComplex, ZHEMV_BATCHED_LOWER>` with
+    /// `#define ZHEMV_BATCHED_LOWER 16, 4`: three arguments).
+    pub(super) fn expand_template_args<'t>(
+        &self,
+        args: &'t [TemplateArg],
+    ) -> std::borrow::Cow<'t, [TemplateArg]> {
+        let file = self.file();
+        let list = |a: &TemplateArg| {
+            let name = match a {
+                TemplateArg::Type(t) if t.pointer_depth == 0 => t.name.as_str(),
+                TemplateArg::Expr(Expr {
+                    kind: ExprKind::Ident(n),
+                    ..
+                }) => n.as_str(),
+                _ => return None,
+            };
+            let (_, d) = self.project.object_macro(name, file)?;
+            let body = d.body.as_ref()?;
+            matches!(body.kind, ExprKind::Comma(..)).then_some(body)
+        };
+        if !args.iter().any(|a| list(a).is_some()) {
+            return std::borrow::Cow::Borrowed(args);
+        }
+        fn operands(e: &Expr, out: &mut Vec<TemplateArg>) {
+            match &e.kind {
+                ExprKind::Comma(l, r) => {
+                    operands(l, out);
+                    operands(r, out);
+                }
+                _ => out.push(TemplateArg::Expr(e.clone())),
+            }
+        }
+        let mut out = Vec::new();
+        for a in args {
+            match list(a) {
+                Some(body) => operands(body, &mut out),
+                None => out.push(a.clone()),
+            }
+        }
+        std::borrow::Cow::Owned(out)
+    }
+
     fn launch_template_args(
         &mut self,
         launch: &cudalint_syntax::Launch,
         kernel: &Function,
     ) -> Vec<Option<TemplateArg>> {
         let mut out = Vec::new();
+        let written = self
+            .expand_template_args(&launch.template_args)
+            .into_owned();
         for (i, tp) in kernel.template_params.iter().enumerate() {
             // a value the host cannot fold (`stereoKernel<RADIUS>` in a host template only a
             // table of function pointers instantiates) is left unbound: in the kernel it is a
             // runtime value, as with no launch seen, not a name defined nowhere
-            let arg = launch.template_args.get(i).and_then(|a| match a {
+            let arg = written.get(i).and_then(|a| match a {
                 TemplateArg::Expr(e) => match self.pure_rvalue(e).sym().as_const() {
                     Some(v) => Some(TemplateArg::Expr(int_expr(v, e.span))),
                     // (or a local the host cannot fold: `constexpr int MB =
@@ -1031,11 +1093,11 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
 
 /// What the conditions of the branches a position `pos` is in test names equal to (`x == 4`,
 /// `4 == x`, the parts of an `&&`; a `switch`'s cases are lowered to such tests): the then-arm
-/// of an `if` only.
+/// of an `if` only; each with the arm, where what runs before the launch may change it.
 fn branch_equalities<'a>(
     body: &'a [Stmt],
     pos: u32,
-    out: &mut Vec<(&'a str, &'a Expr)>,
+    out: &mut Vec<(&'a str, &'a Expr, &'a [Stmt])>,
     depth: usize,
 ) {
     if depth > 64 {
@@ -1045,7 +1107,9 @@ fn branch_equalities<'a>(
         match s {
             Stmt::If { cond, then, els } => {
                 if contains(then, pos) {
-                    equalities(cond, out, 0);
+                    let mut tests = Vec::new();
+                    equalities(cond, &mut tests, 0);
+                    out.extend(tests.into_iter().map(|(n, e)| (n, e, &then[..])));
                     branch_equalities(then, pos, out, depth + 1);
                 } else if contains(els, pos) {
                     branch_equalities(els, pos, out, depth + 1);

@@ -814,7 +814,7 @@ impl<'p> KernelRun<'p> {
             return None;
         }
         s.bases.iter().find_map(|b| {
-            let base = names::bind_type(&binds, b).unwrap_or_else(|| b.clone());
+            let base = names::bind_base(&binds, b);
             self.member_through_bases(&base.name, name, depth + 1)
         })
     }
@@ -937,6 +937,17 @@ impl<'p> KernelRun<'p> {
         Some(self.field_value(key, name).unwrap_or_else(|| {
             Val::Unknown(format!("result of a constructor: member `{name}`").into())
         }))
+    }
+
+    /// `this->name` in a member function: a member of the object it runs on, or of the struct
+    /// passed by value it was called on (whose members the call declares as locals).
+    fn own_member(&self, name: &str) -> Option<Val> {
+        if let Some(v) = self.this_field(name) {
+            return Some(v);
+        }
+        let frame = self.frames.last()?;
+        self.member_of(frame.owner.as_deref()?, name)?;
+        self.lookup_local(name).cloned()
     }
 
     /// The compile-time value the innermost frame's template binds `name` to.

@@ -60,6 +60,11 @@ impl KernelRun<'_> {
             if let Some(v) = self.static_member(ty, member) {
                 return v;
             }
+            // `DevPtr<T>::data` in a member function of a struct derived from `DevPtr<T>`
+            // (PCL's `PtrStep<T>::ptr`): its own object's member, named through the base
+            if let Some(v) = self.own_member(member) {
+                return v;
+            }
             // `cudf::detail::warp_size`: a namespace's constant (namespaces are not modelled:
             // the file-scope declaration of that name)
             if let Some((fi, d)) = self.project.global(member, file) {
@@ -129,7 +134,18 @@ impl KernelRun<'_> {
         let full = self.through_typedefs(ty);
         let (name, binds) = self.struct_instance(&full)?;
         let def = types::struct_named(&name, self.types())?;
-        let init = def.statics.iter().find(|(n, _)| n == member)?.1.clone();
+        let Some(init) = def
+            .statics
+            .iter()
+            .find(|(n, _)| n == member)
+            .map(|s| s.1.clone())
+        else {
+            // a base class's (PCL's `Spfh : KernelBase` reads `KernelBase`'s enum `FSize`)
+            let bases: Vec<TypeRef> = def.bases.iter().map(|b| bind_base(&binds, b)).collect();
+            return bases
+                .iter()
+                .find_map(|b| self.static_member(&b.name, member));
+        };
         // a static defined through the struct's others (`kNLoads = kNItems / kNElts`) is
         // evaluated in the frame already bound: the arguments' names belong to whoever wrote
         // the type, and read again here each named the struct's own statics, nine deep and
@@ -317,19 +333,58 @@ pub(super) fn bind_type(binds: &[(String, String)], t: &TypeRef) -> Option<TypeR
     })
 }
 
+/// A base class as an instance names it: `PtrStep<T>` of `PtrStepSz<float>` is
+/// `PtrStep<float>` (each template argument that is a parameter of the instance, bound).
+pub(super) fn bind_base(binds: &[(String, String)], b: &TypeRef) -> TypeRef {
+    if let Some(t) = bind_type(binds, b) {
+        return t;
+    }
+    let (name, args) = types::split_template(&b.name);
+    if args.is_empty() {
+        return b.clone();
+    }
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| match binds.iter().find(|(p, _)| p == a) {
+            Some((_, v)) => v.clone(),
+            None => bind_base(binds, &TypeRef::named(a)).name.to_string(),
+        })
+        .collect();
+    TypeRef {
+        name: format!("{name}<{}>", args.join(", ")).into(),
+        ..b.clone()
+    }
+}
+
 impl KernelRun<'_> {
     /// The named data members of the struct `ty` names (a template's instance through its
     /// definition), with whether each is an array.
     pub(super) fn member_names(&self, ty: &str) -> Vec<(String, bool)> {
-        self.struct_instance(ty)
-            .and_then(|(def, _)| types::struct_named(&def, self.types()))
-            .map(|def| {
-                def.fields
-                    .iter()
-                    .filter(|f| !f.name.is_empty())
-                    .map(|f| (f.name.to_string(), f.array_len.is_some()))
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.member_names_through_bases(ty, 0)
+    }
+
+    /// [`Self::member_names`] with those of the base classes first (PCL's `PtrStep<T>`, whose
+    /// `data` is its base `DevPtr<T>`'s), bases of bases a few deep.
+    fn member_names_through_bases(&self, ty: &str, depth: usize) -> Vec<(String, bool)> {
+        let Some((name, binds)) = self.struct_instance(ty) else {
+            return Vec::new();
+        };
+        let Some(def) = types::struct_named(&name, self.types()) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if depth < 4 {
+            for b in &def.bases {
+                let base = bind_base(&binds, b);
+                out.extend(self.member_names_through_bases(&base.name, depth + 1));
+            }
+        }
+        out.extend(
+            def.fields
+                .iter()
+                .filter(|f| !f.name.is_empty())
+                .map(|f| (f.name.to_string(), f.array_len.is_some())),
+        );
+        out
     }
 }

@@ -6,7 +6,7 @@ use super::{loops::collect_inductions, KernelRun, Ptr, Space, Val, LOCAL_OBJECT,
 use crate::sym::{self, Sym, UnaryOp};
 use crate::types;
 use crate::types::TrimLiteral;
-use cudalint_syntax::{Decl, Expr, ExprKind, Stmt, TypeRef};
+use cudalint_syntax::{Decl, Expr, ExprKind, Stmt, TypeRef, UnOp};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
@@ -212,10 +212,20 @@ impl KernelRun<'_> {
                 self.scopes.pop();
             }
             Stmt::Return(e, _) => {
-                let v = e
-                    .as_ref()
-                    .map(|e| self.rvalue(e))
-                    .unwrap_or(Val::Unknown("void".into()));
+                let v = match e {
+                    // `return *this;` ending an `operator=` or `+=`: the object, by reference
+                    // (nothing is read)
+                    Some(Expr {
+                        kind:
+                            ExprKind::Unary {
+                                op: UnOp::Deref,
+                                arg,
+                            },
+                        ..
+                    }) if super::expr::is_this(arg) => Val::Unknown("`*this`".into()),
+                    Some(e) => self.rvalue(e),
+                    None => Val::Unknown("void".into()),
+                };
                 if self.frames.len() > 1 {
                     let held: Vec<Val> = self.frames.last().map_or(Vec::new(), |f| {
                         f.local_refs
