@@ -253,11 +253,17 @@ fn add_included(
                         .find_map(|c| Some((c.clone(), file_id(&c)?)))
                         .or_else(|| {
                             // the build's `-I` this run does not have: the project's own
-                            // header of that name, for a quoted include
-                            if angled {
+                            // header of that name, for a quoted include; for an angled one,
+                            // a library's public header under an `include/` folder of the
+                            // tree (PCL's kinfu includes `<pcl/gpu/containers/device_array.h>`
+                            // of `gpu/containers/include`), where a system header never is
+                            if angled && !inc.contains('/') {
                                 return None;
                             }
                             let c = project.find(&dir, &inc)?;
+                            if angled && !c.ends_with(Path::new("include").join(&inc)) {
+                                return None;
+                            }
                             Some((c.clone(), file_id(&c)?))
                         })
                 })
