@@ -1274,6 +1274,36 @@ fn a_header_anywhere_under_the_folder_given_is_found_though_no_checked_file_is_n
 }
 
 #[test]
+fn an_angled_include_finds_a_library_header_under_an_include_folder_of_the_tree() {
+    // PCL: gpu/kinfu/src/internal.h includes <pcl/gpu/containers/device_array.h>, which is in
+    // gpu/containers/include (the build's -I); a system header of the same name is not looked
+    // for in the tree (a bare <vector> or a name outside an include/ folder)
+    let dir = scratch("angled-library");
+    let header = dir.join("gpu/containers/include/pcl/gpu/ptr.h");
+    std::fs::create_dir_all(header.parent().unwrap()).unwrap();
+    std::fs::write(
+        &header,
+        "template <typename T> struct DevPtr { T* data; };\ntemplate <typename T> struct PtrStep : public DevPtr<T> {\n  size_t step;\n  __device__ T* ptr(int y) { return (T*)((char*)this->data + y * step); }\n};\n",
+    )
+    .unwrap();
+    let kernel = dir.join("gpu/kinfu/src/cuda/maps.cu");
+    std::fs::create_dir_all(kernel.parent().unwrap()).unwrap();
+    std::fs::write(
+        &kernel,
+        "#include <vector>\n#include <pcl/gpu/ptr.h>\n__global__ void k(PtrStep<float> m) { m.ptr(blockIdx.y)[threadIdx.x * 32] = 0.f; }\n",
+    )
+    .unwrap();
+    let out = common::json(&["check", "--format", "json", "--show-unanalysed", &s(&dir)]);
+    let codes: Vec<&str> = out["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str())
+        .collect();
+    assert_eq!(codes, ["CL201"], "{out}");
+}
+
+#[test]
 fn looking_for_an_operator_on_the_left_side_changes_nothing_it_does_not_call() {
     // a program with an `operator=` somewhere: every plain assignment's left side is looked at
     // for one, and that look once ran `next_slot`'s atomic as if it had happened, so the
