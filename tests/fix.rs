@@ -104,9 +104,9 @@ fn fix_every_fixture_matches_the_fixed_expectations() {
         }
     }
     assert_eq!(
-        fixed, 5,
-        "bank_conflicts, tile_transpose, probe, preprocessor and wrapper_objects have proven \
-         paddings"
+        fixed, 6,
+        "bank_conflicts, tile_transpose, probe, preprocessor, wrapper_objects and \
+         inherited_members have proven paddings"
     );
     let _ = std::fs::remove_dir_all(&work);
 }
