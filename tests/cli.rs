@@ -18,6 +18,17 @@ fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// The codes `check --show-unanalysed` reports on a folder, in order.
+fn codes_of(dir: &Path) -> Vec<String> {
+    let out = common::json(&["check", "--format", "json", "--show-unanalysed", &s(dir)]);
+    out["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["code"].as_str().map(str::to_string))
+        .collect()
+}
+
 #[test]
 fn exit_codes_follow_fail_on() {
     let dir = scratch("exit");
@@ -1263,14 +1274,7 @@ fn a_header_anywhere_under_the_folder_given_is_found_though_no_checked_file_is_n
         "#include \"gromacs/utility/basedefinitions.h\"\n__global__ void k(float3 gmx_unused a, float* out) { out[threadIdx.x * 32] = 2.0f; }\n",
     )
     .unwrap();
-    let out = common::json(&["check", "--format", "json", "--show-unanalysed", &s(&dir)]);
-    let codes: Vec<&str> = out["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|d| d["code"].as_str())
-        .collect();
-    assert_eq!(codes, ["CL201"], "{out}");
+    assert_eq!(codes_of(&dir), ["CL201"]);
 }
 
 #[test]
@@ -1293,14 +1297,7 @@ fn an_angled_include_finds_a_library_header_under_an_include_folder_of_the_tree(
         "#include <vector>\n#include <pcl/gpu/ptr.h>\n__global__ void k(PtrStep<float> m) { m.ptr(blockIdx.y)[threadIdx.x * 32] = 0.f; }\n",
     )
     .unwrap();
-    let out = common::json(&["check", "--format", "json", "--show-unanalysed", &s(&dir)]);
-    let codes: Vec<&str> = out["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|d| d["code"].as_str())
-        .collect();
-    assert_eq!(codes, ["CL201"], "{out}");
+    assert_eq!(codes_of(&dir), ["CL201"]);
 }
 
 #[test]

@@ -202,6 +202,11 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
 }
 
+/// Whether byte `s` starts a statement: nothing but a `;` or a brace before it.
+fn at_statement(b: &[u8], mask: &[bool], s: usize) -> bool {
+    before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'))
+}
+
 /// `RULEBOOKITERATOR((k<<<g, b>>>(...));, w += c; flops += n * c;)` in a function body
 /// (SparseConvNet's rule-book loop): a macro, at a statement, each of whose arguments is a run
 /// of statements (every comma between them at depth zero comes after a `;`, or after nothing).
@@ -218,8 +223,7 @@ fn statement_list_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         let s = i;
         i = end;
         let open = skip_ws(b, mask, end);
-        let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
-        if !at_statement || !capitals(&b[s..end]) || b.get(open) != Some(&b'(') {
+        if !at_statement(b, mask, s) || !capitals(&b[s..end]) || b.get(open) != Some(&b'(') {
             continue;
         }
         let (mut depth, mut commas, mut semicolon) = (0i32, Vec::new(), false);
@@ -532,8 +536,7 @@ fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         };
         let s = i;
         i = end;
-        let at_statement = before(b, mask, s).is_none_or(|p| matches!(b[p], b';' | b'{' | b'}'));
-        if !at_statement {
+        if !at_statement(b, mask, s) {
             continue;
         }
         let mut mine = Vec::new();
