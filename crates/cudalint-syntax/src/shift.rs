@@ -283,6 +283,7 @@ impl Shift for Define {
             as_type: _,
             statement,
             sequence: _,
+            pastes: _,
             span,
         } = self;
         body.shift(by);

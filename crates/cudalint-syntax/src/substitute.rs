@@ -42,6 +42,73 @@ pub fn expand_statement_macro(def: &Define, args: &[Expr]) -> Option<Stmt> {
     }
 }
 
+/// Stands for `##` in a macro's replacement, so that `LD##A` parses as one name, `LDµA`, whose
+/// parts the invocation's arguments replace. Two bytes, as `##` is.
+const PASTE: char = '\u{b5}';
+
+/// A macro replacement with each `a ## b` written `aµb` (MAGMA's `#define fetch(A, m, n, bound)
+/// A[min(n*LD##A+m, bound)]`), spaces around the `##` moved after the joined name so that
+/// every other token keeps its offset.
+pub fn mark_pastes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("##") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut pending = 0usize;
+    let mut rest = text;
+    while let Some(at) = rest.find("##") {
+        let (before, after) = rest.split_at(at);
+        let kept = before.trim_end();
+        pending += before.len() - kept.len();
+        out.push_str(kept);
+        out.push(PASTE);
+        let after = &after[2..];
+        let next = after.trim_start();
+        pending += after.len() - next.len();
+        // the spaces go after the next token
+        let end = next
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(next.len());
+        if next[..end].contains("##") || next[end..].starts_with("##") {
+            rest = next;
+            continue;
+        }
+        out.push_str(&next[..end]);
+        out.extend(std::iter::repeat_n(' ', pending));
+        pending = 0;
+        rest = &next[end..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// `LDµA` with parameter `A` given `dA`: the name the invocation pastes together, `LDdA`.
+fn pasted(name: &str, params: &[Name], args: &[Expr]) -> Option<Name> {
+    if !name.contains(PASTE) {
+        return None;
+    }
+    let mut out = String::new();
+    for part in name.split(PASTE) {
+        match params
+            .iter()
+            .position(|p| p == part)
+            .and_then(|k| args.get(k))
+        {
+            Some(Expr {
+                kind: ExprKind::Ident(n),
+                ..
+            }) => out.push_str(n),
+            Some(Expr {
+                kind: ExprKind::Int(v),
+                ..
+            }) => out.push_str(&v.to_string()),
+            Some(_) => return None,
+            None => out.push_str(part),
+        }
+    }
+    Some(out.into())
+}
+
 /// A function-like macro's expression body with `args` written in place of its parameters.
 pub fn expand_expression_macro(params: &[Name], body: &Expr, args: &[Expr]) -> Expr {
     let mut e = body.clone();
@@ -51,6 +118,8 @@ pub fn expand_expression_macro(params: &[Name], body: &Expr, args: &[Expr]) -> E
                 if let Some(a) = args.get(k) {
                     *x = a.clone();
                 }
+            } else if let Some(n) = pasted(name, params, args) {
+                x.kind = ExprKind::Ident(n);
             }
         }
     });
@@ -126,6 +195,8 @@ fn substituted(def: &Define, args: &[Expr]) -> Option<Stmt> {
         ExprKind::Ident(name) => {
             if let Some(k) = params.iter().position(|p| p == name) {
                 *e = args[k].clone();
+            } else if let Some(n) = pasted(name, params, args) {
+                *name = n;
             }
         }
         // `op(mine, load(i))` with `op` given `sum`: the function the argument names
@@ -233,5 +304,38 @@ fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Expr)) {
         }
         ExprKind::Call { args, .. } => args.iter_mut().for_each(|a| walk_expr(a, f)),
         ExprKind::Init(args) => args.iter_mut().for_each(|a| walk_expr(a, f)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pasted_names_keep_every_other_offset() {
+        let text = "A[min(n*LD##A+m, bound)] + x ## y - B";
+        let marked = mark_pastes(text);
+        assert_eq!(marked.len(), text.len());
+        assert_eq!(marked, "A[min(n*LD\u{b5}A+m, bound)] + x\u{b5}y   - B");
+        assert_eq!(mark_pastes("a + b"), "a + b");
+    }
+
+    #[test]
+    fn an_invocation_pastes_its_arguments_in() {
+        // MAGMA's `#define fetch(A, m, n, bound) A[min(n*LD##A+m, bound)]`, `fetch(dA, i, 0, b)`
+        let m = crate::parse("#define fetch(A, m, n, bound) A[min(n*LD##A+m, bound)]\n")
+            .unwrap()
+            .model;
+        let def = &m.defines[0];
+        assert!(def.pastes);
+        let arg = |name: &str| Expr {
+            kind: ExprKind::Ident(name.into()),
+            span: Span::default(),
+        };
+        let args = [arg("dA"), arg("i"), arg("j"), arg("b")];
+        let params = def.params.as_ref().unwrap();
+        let e = expand_expression_macro(params, def.body.as_ref().unwrap(), &args);
+        let text = format!("{e:?}");
+        assert!(text.contains("Ident(\"LDdA\")"), "{text}");
     }
 }

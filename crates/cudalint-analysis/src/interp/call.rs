@@ -138,7 +138,7 @@ impl KernelRun<'_> {
             .map(|(_, d)| d);
         if let Some(def) = macro_def {
             if let (Some(params), Some(body)) = (&def.params, &def.body) {
-                if cudalint_syntax::substitute::param_is_a_place(params, body) {
+                if def.pastes || cudalint_syntax::substitute::param_is_a_place(params, body) {
                     let expanded =
                         cudalint_syntax::substitute::expand_expression_macro(params, body, args);
                     return self.expand_macro(&[], &expanded, Vec::new(), (file, span));

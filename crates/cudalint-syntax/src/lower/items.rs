@@ -105,7 +105,7 @@ impl<'s> Lowerer<'s> {
             };
             match &params {
                 Some(params) => {
-                    let text = unparenthesize_params(text, params);
+                    let text = unparenthesize_params(&crate::substitute::mark_pastes(text), params);
                     parse_expression_snippet(&text, v.start_byte())
                 }
                 None => parse_expression_snippet(text, v.start_byte()),
@@ -122,9 +122,10 @@ impl<'s> Lowerer<'s> {
                 _ => None,
             })
         });
-        let statement = value
-            .filter(|_| params.is_some())
-            .and_then(|v| super::stmts::parse_statement_snippet(self.text(v), v.start_byte()));
+        let statement = value.filter(|_| params.is_some()).and_then(|v| {
+            let text = crate::substitute::mark_pastes(self.text(v));
+            super::stmts::parse_statement_snippet(&text, v.start_byte())
+        });
         // not an expression and not one statement, but statements: a run of them
         let sequence = value
             .filter(|v| {
@@ -133,8 +134,13 @@ impl<'s> Lowerer<'s> {
                     && params.is_some()
                     && self.text(*v).contains(';')
             })
-            .and_then(|v| super::stmts::parse_sequence_snippet(self.text(v), v.start_byte()));
+            .and_then(|v| {
+                let text = crate::substitute::mark_pastes(self.text(v));
+                super::stmts::parse_sequence_snippet(&text, v.start_byte())
+            });
+        let pastes = params.is_some() && value.is_some_and(|v| self.text(v).contains("##"));
         self.model.defines.push(Define {
+            pastes,
             name: self.text(name).into(),
             params,
             body,
