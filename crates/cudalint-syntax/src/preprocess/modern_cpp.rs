@@ -214,16 +214,14 @@ fn at_statement(b: &[u8], mask: &[bool], s: usize) -> bool {
 /// seen, and the loop it stands for is not.
 fn statement_list_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
-    let mut i = 0;
-    while i < b.len() {
-        let Some(end) = capital_word_at(b, mask, i) else {
-            i += 1;
-            continue;
-        };
-        let s = i;
-        i = end;
+    let mut resume = 0;
+    for (s, end) in capital_words(b, mask) {
         let open = skip_ws(b, mask, end);
-        if !at_statement(b, mask, s) || !capitals(&b[s..end]) || b.get(open) != Some(&b'(') {
+        if s < resume
+            || !at_statement(b, mask, s)
+            || !capitals(&b[s..end])
+            || b.get(open) != Some(&b'(')
+        {
             continue;
         }
         let (mut depth, mut commas, mut semicolon) = (0i32, Vec::new(), false);
@@ -267,7 +265,7 @@ fn statement_list_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
             edits.push((c, c + 1, None));
         }
         edits.push((close, close + 1, Some(b'}')));
-        i = close + 1;
+        resume = close + 1;
     }
 }
 
@@ -443,34 +441,36 @@ fn block_at(blocks: &[(usize, Option<Block>)], at: usize) -> Option<Block> {
     }
 }
 
-/// Where the word starting at `i` ends, when one starts there in code with a capital letter.
-fn capital_word_at(b: &[u8], mask: &[bool], i: usize) -> Option<usize> {
-    if !(mask[i] && b[i].is_ascii_uppercase() && (i == 0 || !is_word(b[i - 1]))) {
-        return None;
-    }
-    Some((i..b.len()).find(|&e| !is_word(b[e])).unwrap_or(b.len()))
+/// Each word in code that starts with a capital letter: where it starts and ends.
+fn capital_words<'a>(b: &'a [u8], mask: &'a [bool]) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let s = i;
+            i += 1;
+            if mask[s] && b[s].is_ascii_uppercase() && (s == 0 || !is_word(b[s - 1])) {
+                i = (s..b.len()).find(|&e| !is_word(b[e])).unwrap_or(b.len());
+                return Some((s, i));
+            }
+        }
+        None
+    })
 }
 
 /// Every `NAME(...)` whose name is all capitals (a macro, by convention): where the name
 /// starts, and its parentheses.
 fn capital_calls(b: &[u8], mask: &[bool]) -> Vec<(usize, usize, usize)> {
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let Some(end) = capital_word_at(b, mask, i) else {
-            i += 1;
-            continue;
-        };
-        let s = i;
-        i = end;
-        let open = skip_ws(b, mask, i);
-        if !capitals(&b[s..i]) || b.get(open) != Some(&b'(') {
+    let mut resume = 0;
+    for (s, end) in capital_words(b, mask) {
+        let open = skip_ws(b, mask, end);
+        if s < resume || !capitals(&b[s..end]) || b.get(open) != Some(&b'(') {
             continue;
         }
         // (Catch2's `TEMPLATE_TEST_CASE_SIG(...)` lists its instantiations: a few KB)
         if let Some(close) = closing(b, mask, open, 4096) {
             out.push((s, open, close));
-            i = close + 1;
+            resume = close + 1;
         }
     }
     out
@@ -528,15 +528,9 @@ fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
 /// parenthesis `}`.
 fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
-    let mut i = 0;
-    while i < b.len() {
-        let Some(end) = capital_word_at(b, mask, i) else {
-            i += 1;
-            continue;
-        };
-        let s = i;
-        i = end;
-        if !at_statement(b, mask, s) {
+    let mut resume = 0;
+    for (s, _) in capital_words(b, mask) {
+        if s < resume || !at_statement(b, mask, s) {
             continue;
         }
         let mut mine = Vec::new();
@@ -547,7 +541,7 @@ fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         match block_at(blocks, s) {
             Some(Block::Code) => {
                 edits.append(&mut mine);
-                i = end + 1;
+                resume = end + 1;
             }
             // `REGISTER_LOGITS_TRANSFORM(params, logits, ..., { return logits; })` in a class
             // (FlashInfer's variants): a macro that defines a member from the block it is
@@ -561,7 +555,7 @@ fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
                 for (k, c) in b"void _()".iter().enumerate() {
                     edits.push((s + k, s + k + 1, Some(*c)));
                 }
-                i = end + 1;
+                resume = end + 1;
             }
             _ => {}
         }
