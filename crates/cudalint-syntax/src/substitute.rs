@@ -69,14 +69,13 @@ pub fn mark_pastes(text: &str) -> std::borrow::Cow<'_, str> {
         let end = next
             .find(|c: char| !(c.is_alphanumeric() || c == '_'))
             .unwrap_or(next.len());
-        if next[..end].contains("##") || next[end..].starts_with("##") {
-            rest = next;
-            continue;
-        }
         out.push_str(&next[..end]);
-        out.extend(std::iter::repeat_n(' ', pending));
-        pending = 0;
         rest = &next[end..];
+        // (`a ## b ## c`: `b` is joined on to the next name too, the spaces go after `c`)
+        if !rest.trim_start().starts_with("##") {
+            out.extend(std::iter::repeat_n(' ', pending));
+            pending = 0;
+        }
     }
     out.push_str(rest);
     std::borrow::Cow::Owned(out)
@@ -313,10 +312,13 @@ mod tests {
 
     #[test]
     fn pasted_names_keep_every_other_offset() {
-        let text = "A[min(n*LD##A+m, bound)] + x ## y - B";
+        let text = "A[min(n*LD##A+m, bound)] + x ## y - B + p ## q ## r";
         let marked = mark_pastes(text);
         assert_eq!(marked.len(), text.len());
-        assert_eq!(marked, "A[min(n*LD\u{b5}A+m, bound)] + x\u{b5}y   - B");
+        assert_eq!(
+            marked,
+            "A[min(n*LD\u{b5}A+m, bound)] + x\u{b5}y   - B + p\u{b5}q\u{b5}r    "
+        );
         assert_eq!(mark_pastes("a + b"), "a + b");
     }
 
