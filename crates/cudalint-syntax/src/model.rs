@@ -439,6 +439,10 @@ pub struct FieldDef {
     pub inner_dims: Vec<Expr>,
 }
 
+/// The callee of a lambda called where it is written (`[=]() { ... }()`), whose first
+/// argument is the lambda.
+pub const IMMEDIATE_CALL: &str = "[lambda]";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
     pub name: Name,

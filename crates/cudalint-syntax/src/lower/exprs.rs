@@ -335,7 +335,7 @@ impl<'s> Lowerer<'s> {
             ),
             (None, _) => (String::new(), Vec::new()),
         };
-        let args: Vec<Expr> = n
+        let mut args: Vec<Expr> = n
             .child_by_field_id(fid().arguments.get())
             .map(|a| {
                 named_children(a)
@@ -344,6 +344,23 @@ impl<'s> Lowerer<'s> {
                     .collect()
             })
             .unwrap_or_default();
+        // `[=]() -> std::pair<Role, int> { ... }()`: a lambda called where it is written, the
+        // lambda its first argument
+        let mut lambda = func;
+        while let Some(p) = lambda.filter(|f| f.kind() == "parenthesized_expression") {
+            lambda = p.named_child(0);
+        }
+        if let Some(l) = lambda.filter(|f| f.kind() == "lambda_expression") {
+            args.insert(0, self.expr(l, depth + 1));
+            return Expr {
+                kind: ExprKind::Call {
+                    callee: IMMEDIATE_CALL.into(),
+                    template_args: Vec::new().into(),
+                    args: args.into(),
+                },
+                span: sp,
+            };
+        }
         // only a launch has more than the function and argument children
         let launch = if n.named_child_count() > 2 {
             named_children(n)

@@ -599,7 +599,7 @@ impl<'s> Lowerer<'s> {
             params.push(Param {
                 name: self.text(pname).into(),
                 ty,
-                is_reference: d.kind() == "reference_declarator",
+                is_reference: names_a_reference(d),
                 is_restrict: self.restrict_pointer(d),
                 dims,
                 default: default.map(Box::new),
@@ -769,4 +769,19 @@ pub(super) fn type_text(text: &str) -> Option<TypeRef> {
         is_const,
         is_volatile,
     })
+}
+
+/// Whether a parameter's declarator declares a reference: `T& r`, or a reference to a pointer
+/// (`const T*& p`, whose `*` the grammar puts around the `&`).
+fn names_a_reference(mut d: Node) -> bool {
+    loop {
+        match d.kind() {
+            "reference_declarator" => return true,
+            "pointer_declarator" => match d.child_by_field_id(fid().declarator.get()) {
+                Some(inner) => d = inner,
+                None => return false,
+            },
+            _ => return false,
+        }
+    }
 }

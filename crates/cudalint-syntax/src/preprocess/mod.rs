@@ -451,8 +451,8 @@ fn define_body_start(line: &[u8]) -> Option<usize> {
 
 /// A `#define`'s replacement read as declaration specifiers: every word one of C++'s and
 /// CUDA's (`__host__`, `__device__`, `inline`, `static`, ...), an attribute, or a macro
-/// already known as one (`#define HDI HD inline`); nothing at all counts too. `None` for
-/// anything else.
+/// already known as one (`#define HDI HD inline`); nothing at all counts too, and a kernel's
+/// `void`. `None` for anything else.
 pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Option<Specifier> {
     const OTHER: &[&str] = &[
         "inline",
@@ -500,8 +500,16 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         rest = rest[end..].trim_start();
     }
     let mut what = Specifier::Other;
+    let mut returns_void = false;
     for w in words {
         let this = match w {
+            // a kernel's whole head, return type too (RAFT's `#define RAFT_KERNEL static
+            // __global__ void`): a kernel returns nothing, so the word goes with the rest and
+            // the grammar reads a function without a return type
+            "void" => {
+                returns_void = true;
+                continue;
+            }
             "__global__" => Specifier::Global,
             "__device__" => Specifier::Device,
             "__host__" => Specifier::Other,
@@ -511,7 +519,8 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         };
         what = what.max(this);
     }
-    Some(what)
+    // (`void` with anything but `__global__` may be a type in a declaration: `#define V void`)
+    (!returns_void || what == Specifier::Global).then_some(what)
 }
 
 /// The length of a balanced `( ... )` at the start of `s`.

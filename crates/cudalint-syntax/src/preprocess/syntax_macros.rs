@@ -1002,6 +1002,18 @@ mod specifier_tests {
     }
 
     #[test]
+    fn a_kernel_macro_may_hold_its_return_type() {
+        let none = |_: &str| None;
+        let of = |body| super::super::specifier_of(body, &none);
+        assert_eq!(of("static __global__ void"), Some(Specifier::Global));
+        assert_eq!(of("__global__ void"), Some(Specifier::Global));
+        // anywhere else `void` may be a type the declaration needs
+        assert_eq!(of("void"), None);
+        assert_eq!(of("static void"), None);
+        assert_eq!(of("__device__ void"), None);
+    }
+
+    #[test]
     fn specifier_macros_become_what_they_stand_for() {
         let mut user = BTreeMap::new();
         user.insert("HD".to_string(), Specifier::Device);
