@@ -70,13 +70,31 @@ fn launches() -> String {
     s
 }
 
+/// Temporaries nested in each other's arguments (RAFT's `KahanBabushkaNeumaierSum<T>(acc,
+/// c, main_op(data[i], j))` inside reductions): each constructor evaluated its arguments again,
+/// so 24 levels cost 2^24 evaluations (RAFT's normalize.cu ran into the 10 s budget).
+fn nested_temporaries() -> String {
+    let mut s = String::from(
+        "struct Acc {\n  float v;\n  __device__ Acc(float a, float b) : v(a + b) {}\n  __device__ operator float() const { return v; }\n};\n__global__ void k(const float* in, float* out) {\n  float x = ",
+    );
+    let depth = 24;
+    for _ in 0..depth {
+        s.push_str("Acc(in[threadIdx.x], ");
+    }
+    s.push_str("in[threadIdx.x * 2]");
+    s.push_str(&")".repeat(depth));
+    s.push_str(";\n  out[threadIdx.x] = x;\n}\nint main() { k<<<1, 256>>>(nullptr, nullptr); }\n");
+    s
+}
+
 fn main() {
     type Case = (&'static str, fn() -> String);
-    let cases: [Case; 4] = [
+    let cases: [Case; 5] = [
         ("3 MB kernel", big_kernel),
         ("5,000 #if groups", if_groups),
         ("100,000 #defines", defines),
         ("10,000 launches", launches),
+        ("24 nested temps", nested_temporaries),
     ];
     let settings = Settings::default();
     for (name, make) in cases {

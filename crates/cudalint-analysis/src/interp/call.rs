@@ -28,6 +28,22 @@ impl KernelRun<'_> {
         args: &[Expr],
         span: Span,
     ) -> Val {
+        if callee == cudalint_syntax::IMMEDIATE_CALL {
+            if let Some((
+                Expr {
+                    kind: ExprKind::Lambda(def),
+                    ..
+                },
+                rest,
+            )) = args.split_first()
+            {
+                let argv: Vec<Val> = rest.iter().map(|a| self.rvalue(a)).collect();
+                if let Val::Closure(c) = self.closure(def) {
+                    return self.call_closure(&c, argv, span);
+                }
+            }
+            return Val::Unknown("result of a lambda called where it is written".into());
+        }
         let name = unqualified(callee);
         // CUDA's own, unless the program defines a function of that name (an `atomicAdd` for
         // doubles on old architectures): that one is what the call runs
@@ -223,7 +239,7 @@ impl KernelRun<'_> {
             Ok(v) => return v,
             Err(argv) => argv,
         };
-        if let Some(v) = self.temporary_object(name, targs, args, span) {
+        if let Some(v) = self.temporary_object(name, targs, &argv, span) {
             return v;
         }
         // `shared.getPointer()`, `acc->add(x)`: a member function of the object's struct
@@ -558,9 +574,9 @@ impl KernelRun<'_> {
         let by_reference: Vec<bool> = (0..args.len())
             .map(|i| {
                 candidates.iter().any(|(_, f)| {
-                    f.params
-                        .get(i)
-                        .is_some_and(|p| p.is_reference && !p.ty.is_const)
+                    f.params.get(i).is_some_and(|p| {
+                        p.is_reference && (!p.ty.is_const || p.ty.pointer_depth > 0)
+                    })
                 })
             })
             .collect();
@@ -783,8 +799,9 @@ impl KernelRun<'_> {
         for (i, p) in f.params.iter().enumerate() {
             let place = places.get(i).cloned().flatten();
             // a `const T&` is bound to its object only where the caller gives one (a struct's
-            // `operator=`); elsewhere it is its value
-            if !p.is_reference || (p.ty.is_const && place.is_none()) {
+            // `operator=`); elsewhere it is its value. (A `const T*&` is a pointer the callee
+            // may set: its `const` is the pointee's.)
+            if !p.is_reference || (p.ty.is_const && p.ty.pointer_depth == 0 && place.is_none()) {
                 continue;
             }
             if let Some(place) = place {
@@ -1271,7 +1288,7 @@ impl KernelRun<'_> {
         &mut self,
         name: &str,
         targs: &[TemplateArg],
-        args: &[Expr],
+        argv: &[Val],
         span: Span,
     ) -> Option<Val> {
         if !is_identifier(name) {
@@ -1282,25 +1299,35 @@ impl KernelRun<'_> {
             full = format!("{name}<{}>", self.template_args_text(targs)?);
         }
         let ty = TypeRef::named(&full);
-        if !self.has_constructor(&ty, args.len()) {
+        if !self.has_constructor(&ty, argv.len()) {
             return None;
         }
         let key = self.objects.len();
         let label: Rc<str> = format!("{name}(...)").into();
         self.objects.push((label.clone(), ty.clone(), key));
-        self.construct(&ty, key, args, span);
+        // (the call evaluated the arguments already: evaluating them again for the
+        // constructor doubled the work at each temporary nested in another's arguments)
+        self.construct_from(&ty, key, argv.to_vec(), span);
         Some(Val::Unknown(format!("`{label}` {LOCAL_OBJECT}").into()))
     }
 
     /// `S s(a, b);`, `S s;`: the struct's constructor of that many arguments, inlined on the
     /// new object, so the members it sets are what its member functions read.
     pub(super) fn construct(&mut self, ty: &TypeRef, key: usize, args: &[Expr], span: Span) {
+        if self.constructed_struct(ty).is_none() {
+            return;
+        }
+        // the declaration evaluated the arguments already, accesses and all
+        let argv: Vec<Val> = args.iter().map(|a| self.pure_rvalue(a)).collect();
+        self.construct_from(ty, key, argv, span);
+    }
+
+    /// [`Self::construct`] with the arguments' values.
+    fn construct_from(&mut self, ty: &TypeRef, key: usize, argv: Vec<Val>, span: Span) {
         let Some((full, def)) = self.constructed_struct(ty) else {
             return;
         };
         let ctor = unqualified(def.split('<').next().unwrap_or(&def).trim()).to_string();
-        // the declaration evaluated the arguments already, accesses and all
-        let argv: Vec<Val> = args.iter().map(|a| self.pure_rvalue(a)).collect();
         self.next_this = Some(key);
         let _ = self.device_call(&format!("{full}::{ctor}"), &ctor, &[], argv, span);
         self.next_this = None;

@@ -25,6 +25,11 @@ impl KernelRun<'_> {
         if self.eval_depth > 400 {
             return Val::Unknown("expression nested too deeply to evaluate".into());
         }
+        // past the time budget nothing more is evaluated (statements stop at once; an
+        // expression whose calls nest could go on for long without reaching one)
+        if self.out_of_time {
+            return Val::Unknown("past the time budget".into());
+        }
         self.eval_depth += 1;
         let v = self.rvalue_inner(e);
         self.eval_depth -= 1;
@@ -167,10 +172,13 @@ impl KernelRun<'_> {
                 self.rvalue(b)
             }
             ExprKind::Init(items) => {
-                for i in items {
-                    self.rvalue(i);
+                let values: Vec<Val> = items.iter().map(|i| self.rvalue(i)).collect();
+                // two integers braced (`return {role, warp_id - 4};` of a function returning
+                // a `std::pair`): a pair, its `first` and `second` the two values
+                match values.as_slice() {
+                    [Val::Int(a), Val::Int(b)] => Val::Vector(vec![a.clone(), b.clone()].into()),
+                    _ => Val::Unknown("initializer list".into()),
                 }
-                Val::Unknown("initializer list".into())
             }
             ExprKind::Lambda(def) => self.closure(def),
             ExprKind::Unsupported(what) => {
@@ -364,6 +372,29 @@ impl KernelRun<'_> {
                 Val::Ptr(p)
             }
             Val::Int(s) if ty.pointer_depth == 0 => Val::Int(cast_int(&ty.name, s)),
+            // an address held in an integer (RAFT's `uintptr_t bufs` workspace,
+            // `reinterpret_cast<T*>(bufs + n * sizeof(T))`): global memory at that address,
+            // which an allocation aligns as it does a pointer parameter's (a constant is a null
+            // or fixed address, not an array)
+            Val::Int(s) if ty.pointer_depth > 0 && s.as_const().is_none() => {
+                let mut elem = ty;
+                elem.pointer_depth -= 1;
+                // named after the integer the address starts from, the bytes added to it its
+                // offset
+                let named = address_name(arg).and_then(|n| {
+                    let Val::Int(start) = self.lookup(n, arg.span) else {
+                        return None;
+                    };
+                    Some((n, bytes_after(&s, &start)?))
+                });
+                let (base, offset) = match named {
+                    Some((n, offset)) => (n.to_string(), offset),
+                    None => ("an address held in an integer".to_string(), s),
+                };
+                let mut p = Ptr::global(&base, elem, None);
+                p.offset = offset;
+                Val::Ptr(p)
+            }
             other => other,
         }
     }
@@ -418,10 +449,21 @@ impl KernelRun<'_> {
         }
         let v = self.rvalue(base);
         Some(match v {
-            Val::Vector(c) => match ["x", "y", "z", "w"].iter().position(|f| *f == field) {
-                Some(k) if k < c.len() => Val::Int(c[k].clone()),
-                _ => Val::Unknown(format!("vector member `{field}`").into()),
-            },
+            // (a pair held as two values: `std::make_pair(a, b)`, a braced `{a, b}` returned
+            // as a `std::pair`)
+            Val::Vector(c) => {
+                match ["x", "y", "z", "w"]
+                    .iter()
+                    .position(|f| *f == field)
+                    .or(match field {
+                        "first" => Some(0),
+                        "second" => Some(1),
+                        _ => None,
+                    }) {
+                    Some(k) if k < c.len() => Val::Int(c[k].clone()),
+                    _ => Val::Unknown(format!("vector member `{field}`").into()),
+                }
+            }
             Val::Dim3(c) => match field {
                 "x" => Val::Int(c[0].clone()),
                 "y" => Val::Int(c[1].clone()),
@@ -632,4 +674,32 @@ pub(super) fn cast_int(ty: &str, s: Sym) -> Sym {
 /// `this` in `this->field`.
 pub(super) fn is_this(e: &Expr) -> bool {
     matches!(&e.kind, ExprKind::Ident(n) if n == "this")
+}
+
+/// The integer an address computed in integers starts from: `bufs` in `bufs`,
+/// `bufs + sizeof(T) * n`, `(uintptr_t)(bufs) + off`.
+fn address_name(e: &Expr) -> Option<&str> {
+    match &e.kind {
+        ExprKind::Ident(n) => Some(n),
+        ExprKind::Cast { arg: inner, .. } => address_name(inner),
+        ExprKind::Binary {
+            op: BinOp::Add,
+            lhs,
+            ..
+        } => address_name(lhs),
+        _ => None,
+    }
+}
+
+/// `address - start` where `address` is `start` plus terms: what was added to it.
+fn bytes_after(address: &Sym, start: &Sym) -> Option<Sym> {
+    if sym::same(address, start) {
+        return Some(sym::konst(0));
+    }
+    match &address.kind {
+        sym::SymKind::Bin(sym::Op::Bin(BinOp::Add), l, r) => {
+            bytes_after(l, start).map(|x| sym::add(x, r.clone()))
+        }
+        _ => None,
+    }
 }

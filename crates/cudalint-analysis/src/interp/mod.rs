@@ -529,13 +529,7 @@ impl<'p> KernelRun<'p> {
         // frame exists, so a name in them cannot refer back to the parameter itself
         let mut template = Vec::new();
         for (i, tp) in f.template_params.iter().enumerate() {
-            let Some(arg) = bind
-                .template_args
-                .get(i)
-                .cloned()
-                .flatten()
-                .or_else(|| tp.default.clone())
-            else {
+            let Some(arg) = bind.template_args.get(i).cloned().flatten() else {
                 continue;
             };
             let v = self.template_arg(&arg, tp.is_type);
@@ -598,12 +592,21 @@ impl<'p> KernelRun<'p> {
             };
             self.declare(&p.name, v);
         }
-        // template value parameters without a binding are runtime values too
+        // template parameters without a binding: their defaults, in the kernel's terms (a
+        // default may name the parameters before it: DeepEP's `int kNumChannels =
+        // kNumScaleoutWarps * kNumSMs`); value parameters without one are runtime values
         for tp in &f.template_params {
-            let bound = self
+            let mut bound = self
                 .frames
                 .last()
                 .is_some_and(|fr| fr.template.iter().any(|(n, _)| *n == tp.name));
+            if let Some(d) = tp.default.as_ref().filter(|_| !bound) {
+                let v = self.template_arg(d, tp.is_type);
+                if let Some(fr) = self.frames.last_mut() {
+                    fr.template.push((tp.name.clone(), v));
+                }
+                bound = true;
+            }
             if !tp.is_type && !bound {
                 let v = self.runtime_var(&tp.name, None);
                 self.declare(&tp.name, Val::Int(v));
@@ -1008,6 +1011,27 @@ impl<'p> KernelRun<'p> {
     }
 
     pub(super) fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {
+        self.layout_with(ty, &|_| None)
+    }
+
+    /// [`Self::layout_of`], with a type not known here (a template's argument left open:
+    /// `Counter<T, IdxT>` in a kernel no launch instantiates) laid out as 4 bytes, as an
+    /// element of a type not known is; and the first such type's name.
+    pub(super) fn layout_assuming(&self, ty: &TypeRef) -> Option<(Layout, Option<String>)> {
+        let assumed = std::cell::RefCell::new(None::<String>);
+        let unknown = |n: &str| {
+            assumed.borrow_mut().get_or_insert_with(|| n.to_string());
+            Some(Layout { size: 4, align: 4 })
+        };
+        let l = self.layout_with(ty, &unknown)?;
+        Some((l, assumed.into_inner()))
+    }
+
+    fn layout_with(
+        &self,
+        ty: &TypeRef,
+        unknown: &dyn Fn(&str) -> Option<Layout>,
+    ) -> Option<Layout> {
         let ty = self.resolve_type(ty);
         types::layout(&ty, self.types()).or_else(|| {
             // an instance of a template struct, laid out with its arguments
@@ -1025,7 +1049,7 @@ impl<'p> KernelRun<'p> {
             };
             let bind = types::Bind {
                 ty: &bound,
-                unknown: &|_| None,
+                unknown,
                 value: &value,
             };
             types::layout_of_template(&def, self.types(), &bind)

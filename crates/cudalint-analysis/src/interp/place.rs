@@ -117,15 +117,29 @@ impl KernelRun<'_> {
         // laid out with 4 bytes for it, as an element of a type not known is, and says so
         let mut assumed = std::cell::RefCell::new(Vec::<String>::new());
         let found = found.or_else(|| {
+            let unknown = |n: &str| {
+                assumed.borrow_mut().push(n.to_string());
+                Some(types::Layout { size: 4, align: 4 })
+            };
             let bind = types::Bind {
                 ty: &|t| self.resolve_type(t),
                 value: &|n| self.template_value(n),
-                unknown: &|n| {
-                    assumed.borrow_mut().push(n.to_string());
-                    Some(types::Layout { size: 4, align: 4 })
-                },
+                unknown: &unknown,
             };
-            types::field_of_template(&ty.name, field, self.types(), &bind)
+            types::field_of_template(&ty.name, field, self.types(), &bind).or_else(|| {
+                // an instance whose arguments are a template's own parameters left open
+                // (`Counter<T, IdxT>` in a kernel no launch instantiates)
+                let (def, binds) = self.struct_instance(&ty.name)?;
+                let bound = |t: &cudalint_syntax::TypeRef| {
+                    super::names::bind_type(&binds, t).unwrap_or_else(|| self.resolve_type(t))
+                };
+                let bind = types::Bind {
+                    ty: &bound,
+                    value: &|n| self.template_value(n),
+                    unknown: &unknown,
+                };
+                types::field_of_template(&def, field, self.types(), &bind)
+            })
         });
         let assumed = std::mem::take(assumed.get_mut());
         let Some((off, fl, fty)) = found else {
@@ -149,8 +163,8 @@ impl KernelRun<'_> {
             return place;
         };
         let (struct_size, struct_align) = self
-            .layout_of(&ty)
-            .map(|l| (l.size, l.align))
+            .layout_assuming(&ty)
+            .map(|(l, _)| (l.size, l.align))
             .unwrap_or((0, 0));
         place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
         // a member of a member (`a[t].c[k].real`) is part of the outermost struct the
@@ -245,8 +259,15 @@ impl KernelRun<'_> {
     }
 
     pub(super) fn index_ptr(&mut self, mut p: Ptr, i: Sym) -> Place {
-        let (elem_layout, assumption) = match self.layout_of(&p.elem) {
-            Some(l) => (l, None),
+        let (elem_layout, assumption) = match self.layout_assuming(&p.elem) {
+            Some((l, None)) => (l, None),
+            Some((l, Some(first))) => (
+                l,
+                Some(format!(
+                    "layout of `{}` laid out with `{first}` assumed 4 bytes",
+                    p.elem.name
+                )),
+            ),
             None => (
                 Layout { size: 4, align: 4 },
                 Some(format!(
@@ -495,7 +516,14 @@ impl KernelRun<'_> {
         if place.ty.pointer_depth > 0 {
             let mut elem = place.ty.clone();
             elem.pointer_depth -= 1;
-            let offset = if addr.lane_varying {
+            // (where the lanes of a warp read one address, as `ptrs[warp_id]` does, they hold
+            // one pointer: where its array starts, its lanes' own offsets decide the cost)
+            let offset = if addr.lane_varying && !addr.data && addr.unknown_reason().is_none() {
+                sym::loaded(
+                    addr.clone(),
+                    format!("pointer loaded from `{}`", place.ptr.base),
+                )
+            } else if addr.lane_varying {
                 sym::data(format!("pointer loaded from `{}`", place.ptr.base))
             } else {
                 sym::konst(0)
