@@ -414,6 +414,9 @@ pub struct Function {
     /// It returns a reference (`T& operator[](int i)`): what it returns is a place, read or
     /// written by the caller.
     pub returns_reference: bool,
+    /// The pointer type it returns (`T* device_data() const`): where the analysis cannot
+    /// follow what it returns, a pointer to that type all the same.
+    pub returns_pointer: Option<TypeRef>,
 }
 
 impl Function {

@@ -224,6 +224,7 @@ impl Shift for Function {
             parse_error,
             owner: _,
             returns_reference: _,
+            returns_pointer: _,
         } = self;
         name_span.shift(by);
         span.shift(by);

@@ -512,9 +512,11 @@ impl<'s> Lowerer<'s> {
         };
         let mut guard = 0;
         let mut returns_reference = false;
+        let mut pointers = 0u8;
         while decl.kind() != "function_declarator" {
             guard += 1;
             returns_reference |= decl.kind() == "reference_declarator";
+            pointers += u8::from(decl.kind() == "pointer_declarator");
             // `__device__ T& at(int i)`, `S& operator=(const S&)`: the grammar's reference
             // declarator names no field for what it wraps
             let inner = decl.child_by_field_id(fid().declarator.get()).or_else(|| {
@@ -536,6 +538,14 @@ impl<'s> Lowerer<'s> {
             .map(|plist| self.params_of(plist))
             .unwrap_or_default();
         let parse_error = if n.has_error() { first_error(n) } else { None };
+        let returns_pointer = n
+            .child_by_field_id(fid().r#type.get())
+            .filter(|_| pointers > 0 && !returns_reference)
+            .map(|t| {
+                let mut ty = self.type_of(t, Some(n));
+                ty.pointer_depth += pointers;
+                ty
+            });
         let index = self.model.functions.len();
         self.model.functions.push(Function {
             name: name.into(),
@@ -549,6 +559,7 @@ impl<'s> Lowerer<'s> {
             parse_error,
             owner: None,
             returns_reference,
+            returns_pointer,
         });
         // Host code is lowered too: its launches, the calls through which a templated host
         // wrapper is instantiated (`bb_segsort(keys, vals, n)` deduces the K and T its launches

@@ -249,6 +249,9 @@ impl<'s> Lowerer<'s> {
                     out.push(Stmt::Expr(self.expr(e, depth)));
                 }
             }
+            // an enum a function declares (DeepEP's `enum class WarpRole { ... };` in its
+            // kernels): its constants, as a file-scope enum's are
+            "enum_specifier" => self.enum_def(n),
             "compound_statement" => out.push(Stmt::Block(self.block(n, depth))),
             "if_statement" => {
                 let cond = n
