@@ -910,6 +910,8 @@ impl KernelRun<'_> {
                     .unwrap_or(Val::Unknown("reference parameter".into()))
             })
             .collect();
+        // (in the callee's terms: `T*` of `SyncArray<T>::device_data` with its T)
+        let returns_pointer = f.returns_pointer.as_ref().map(|t| self.resolve_type(t));
         let Some(mut frame) = self.frames.pop() else {
             return Ok(Val::Unknown(format!("`{name}` returns no value").into()));
         };
@@ -929,12 +931,25 @@ impl KernelRun<'_> {
             .ret
             .unwrap_or_else(|| Val::Unknown(format!("`{name}` returns no value").into()));
         // the early returns first: each holds where its condition does
-        Ok(frame
+        let v = frame
             .returns
             .early
             .into_iter()
             .rev()
-            .fold(last, |rest, (c, v)| select_val(c, v, rest)))
+            .fold(last, |rest, (c, v)| select_val(c, v, rest));
+        // a pointer the body hands back from somewhere cudalint does not see (thundergbm's
+        // `SyncArray<T>::device_data()` returning its buffer's): a pointer to its type still,
+        // which a lambda capturing it takes to the kernel as device memory
+        Ok(match (v, returns_pointer) {
+            (Val::Unknown(reason), Some(ty)) if opaque_result(&reason) => {
+                let mut elem = ty;
+                elem.pointer_depth -= 1;
+                let mut p = super::unknown_pointer(&format!("result of `{name}`"));
+                p.elem = elem;
+                Val::Ptr(p)
+            }
+            (v, _) => v,
+        })
     }
 
     /// Whether `f`'s first parameter, a pointer, points to what the first argument points to
@@ -1851,4 +1866,13 @@ pub(super) fn select_val(c: Sym, a: Val, b: Val) -> Val {
         (Val::Unknown(r), _) | (_, Val::Unknown(r)) => Val::Unknown(r),
         _ => Val::Unknown("a value that differs between a function's returns".into()),
     }
+}
+
+/// Whether a function's unknown result is a value it could not be followed to (a call it
+/// makes, a member it reads), not one that went wrong (a division by zero).
+fn opaque_result(reason: &str) -> bool {
+    reason.starts_with("result of")
+        || reason.starts_with("member ")
+        || reason.starts_with("value loaded")
+        || reason.ends_with("is not defined in the analysed files")
 }

@@ -432,6 +432,14 @@ impl KernelRun<'_> {
                 .flatten()
             {
                 c
+            } else if self.is_struct_value_type(&ty) {
+                // an object (thundergbm's `const SyncArray<float>& y`): its members and member
+                // functions as a kernel's struct parameter has them (`y.device_data()`
+                // captured by a lambda is device memory of its element type)
+                Val::Aggregate {
+                    name: p.name.as_str().into(),
+                    ty,
+                }
             } else {
                 Val::Unknown(format!("`{}` is a parameter of `{}`", p.name, host.name).into())
             };

@@ -576,12 +576,7 @@ impl<'p> KernelRun<'p> {
                 }
             } else if let Some(ptr) = self.tensor_accessor(p.name.as_str(), &ty, file, p.span) {
                 Val::Ptr(ptr)
-            } else if (types::is_struct(&ty.name, self.types())
-                // an instance of a struct template (MXNet's `MultiLAMBKernelParam<DType,
-                // MPDType>`, its arguments unbound where no launch is seen)
-                || (ty.name.contains('<') && self.struct_instance(&ty.name).is_some()))
-                && !is_vector_type(&ty.name)
-            {
+            } else if self.is_struct_value_type(&ty) {
                 Val::Aggregate {
                     name: p.name.as_str().into(),
                     ty,
@@ -1008,6 +1003,17 @@ impl<'p> KernelRun<'p> {
             return out;
         }
         ty.clone()
+    }
+
+    /// Whether a parameter of type `ty` is an object whose members the analysis reads: a
+    /// struct the program defines, or an instance of a struct template (MXNet's
+    /// `MultiLAMBKernelParam<DType, MPDType>`, its arguments unbound where no launch is seen);
+    /// not a vector type.
+    pub(super) fn is_struct_value_type(&self, ty: &TypeRef) -> bool {
+        ty.pointer_depth == 0
+            && (types::is_struct(&ty.name, self.types())
+                || (ty.name.contains('<') && self.struct_instance(&ty.name).is_some()))
+            && !is_vector_type(&ty.name)
     }
 
     pub(super) fn layout_of(&self, ty: &TypeRef) -> Option<Layout> {

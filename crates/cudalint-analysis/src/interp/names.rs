@@ -266,7 +266,10 @@ impl KernelRun<'_> {
         let is_name = a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
         if is_name && types::builtin(a).is_none() {
             if let Val::Int(s) = self.lookup(a, Span::default()) {
-                if s.as_const().is_some() {
+                // (or the kernel's own value parameter no launch binds, a runtime value:
+                // Open3D's `BlockSelect<K, V, Dir, NumWarpQ, ...>` in a kernel of NumWarpQ)
+                let runtime = matches!(s.kind, sym::SymKind::Var(Var::Runtime(_)));
+                if s.as_const().is_some() || runtime {
                     return TArg::Val(Val::Int(s));
                 }
             }
