@@ -307,6 +307,52 @@ mod tests {
     }
 
     #[test]
+    fn a_statement_macro_may_end_in_a_lambda_whose_body_takes_the_arguments() {
+        // FlashInfer's `INIT_BASIC_VARIABLES(...)`: the invocation's `;` ends the lambda
+        let src = "#define INIT(stride) \\\n  int const& tid = threadIdx.x; \\\n  auto load = [&](int k) { return row[tid * (stride) + k]; }\n";
+        let parsed = parse(src).unwrap();
+        let def = &parsed.model.defines[0];
+        assert!(def.sequence, "{def:?}");
+        let arg = Expr {
+            kind: ExprKind::Int(2),
+            span: Span::default(),
+        };
+        let Some(Stmt::Block(run)) = substitute::expand_statement_macro(def, &[arg]) else {
+            panic!("not expanded");
+        };
+        let Some(Stmt::Decl(load)) = run.last() else {
+            panic!("{run:?}");
+        };
+        let Some(Expr {
+            kind: ExprKind::Lambda(l),
+            ..
+        }) = &load.init
+        else {
+            panic!("{load:?}");
+        };
+        assert!(!format!("{:?}", l.body).contains("stride"), "{:?}", l.body);
+    }
+
+    #[test]
+    fn launch_configurations_and_lambdas_called_in_place_are_lowered() {
+        let src = "__global__ void k(float* a) {}\n\
+                   void f(float* a) {\n\
+                   cudaLaunchConfig_t cfg = {dim3(4), dim3(64), 0, 0, nullptr, 0};\n\
+                   cudaLaunchKernelEx(&cfg, k, a);\n\
+                   int r = [=]() { return 1; }();\n\
+                   }\n";
+        let parsed = parse(src).unwrap();
+        let launch = &parsed.model.launches[0];
+        assert_eq!(&*launch.kernel, "k");
+        assert_eq!(launch.args.len(), 1);
+        assert!(matches!(
+            &launch.config[1].kind,
+            ExprKind::Field { field, arrow: false, .. } if &**field == "blockDim"
+        ));
+        assert!(format!("{:?}", parsed.model.functions[1].body).contains(IMMEDIATE_CALL));
+    }
+
+    #[test]
     fn flag_defines_are_added_once_and_survive_an_edit() {
         let mut d = Defines::default();
         d.insert_flag("real=double").unwrap();

@@ -280,8 +280,13 @@ fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Expr)) {
         | ExprKind::Str
         | ExprKind::Ident(_)
         | ExprKind::SizeofType(_)
-        | ExprKind::Lambda(_)
         | ExprKind::Unsupported(_) => {}
+        // a lambda the replacement writes (`auto load = [&](int k) { return row[k * (stride)];
+        // }`): the arguments go into its body too, as the preprocessor puts them
+        ExprKind::Lambda(def) => {
+            let def = std::sync::Arc::make_mut(def);
+            def.body.iter_mut().for_each(|s| walk_stmt(s, f, &|_| {}));
+        }
         ExprKind::Field { base, .. } => walk_expr(base, f),
         ExprKind::Index { base, index } => {
             walk_expr(base, f);

@@ -387,13 +387,35 @@ impl<'s> Lowerer<'s> {
         }
         let short = callee.rsplit("::").next().unwrap_or(&callee);
         if matches!(short, "cudaLaunchCooperativeKernel" | "cudaLaunchKernel") && args.len() >= 3 {
-            self.runtime_launch(n, args[1..3].to_vec(), Vec::new(), depth);
+            self.runtime_launch(n, 0, args[1..3].to_vec(), Vec::new(), depth);
+        }
+        // `cudaLaunchKernelEx(&config, kernel, args...)` (the C++ overload, which takes the
+        // kernel's arguments as they are): the shapes are the configuration's `gridDim` and
+        // `blockDim`, as the host code set them
+        if short == "cudaLaunchKernelEx" && args.len() >= 2 {
+            let (config, arrow) = match &args[0].kind {
+                ExprKind::Unary {
+                    op: UnOp::AddrOf,
+                    arg,
+                } => ((**arg).clone(), false),
+                _ => (args[0].clone(), true),
+            };
+            let field = |name: &str| Expr {
+                kind: ExprKind::Field {
+                    base: Box::new(config.clone()),
+                    field: name.into(),
+                    arrow,
+                },
+                span: config.span,
+            };
+            let shapes = vec![field("gridDim"), field("blockDim")];
+            self.runtime_launch(n, 1, shapes, args[2..].to_vec(), depth);
         }
         // HIP's `hipLaunchKernelGGL(k, grid, block, smem, stream, args...)`, which code written
         // for both vendors (hoomd-blue) uses for CUDA too: the chevrons' four and the kernel's
         // arguments as they are
         if short == "hipLaunchKernelGGL" && args.len() >= 5 {
-            self.runtime_launch(n, args[1..5].to_vec(), args[5..].to_vec(), depth);
+            self.runtime_launch(n, 0, args[1..5].to_vec(), args[5..].to_vec(), depth);
         }
         if matches!(
             short,
@@ -458,12 +480,20 @@ fn is_name_path(n: Node) -> bool {
 impl Lowerer<'_> {
     /// `cudaLaunchCooperativeKernel((void*)k<T>, grid, block, args, smem, stream)` and
     /// `cudaLaunchKernel(...)`: a launch of `k` with that grid and block (its arguments go
-    /// through an array of pointers and are not bound); `hipLaunchKernelGGL`'s are given.
-    /// The kernel may be wrapped (`HIP_KERNEL_NAME(k<2>)`, `(void*)k`).
-    fn runtime_launch(&mut self, call: Node, config: Vec<Expr>, args: Vec<Expr>, depth: usize) {
+    /// through an array of pointers and are not bound); `hipLaunchKernelGGL`'s and
+    /// `cudaLaunchKernelEx`'s are given. The kernel, argument `kernel_at` of the call, may be
+    /// wrapped (`HIP_KERNEL_NAME(k<2>)`, `(void*)k`).
+    fn runtime_launch(
+        &mut self,
+        call: Node,
+        kernel_at: usize,
+        config: Vec<Expr>,
+        args: Vec<Expr>,
+        depth: usize,
+    ) {
         let Some(first) = call
             .child_by_field_id(fid().arguments.get())
-            .and_then(|a| named_children(a).into_iter().next())
+            .and_then(|a| named_children(a).into_iter().nth(kernel_at))
         else {
             return;
         };

@@ -399,7 +399,9 @@ pub(super) fn parse_sequence_snippet(text: &str, offset: usize) -> Option<Stmt> 
         return None;
     }
     let text = text.replace("\\\n", "  ").replace("\\\r\n", "   ");
-    let src = format!("{PREFIX}{text}\n}}");
+    // (the invocation's `;` ends the last statement: `INIT(...);` of a replacement ending in
+    // `auto f = [&](int i) { ... }` leaves it to the caller)
+    let src = format!("{PREFIX}{text}\n;}}");
     let tree = crate::with_parser(|p| p.parse(&src, None))?;
     let root = tree.root_node();
     if root.has_error() || root.named_child_count() != 1 {
@@ -407,7 +409,12 @@ pub(super) fn parse_sequence_snippet(text: &str, offset: usize) -> Option<Stmt> 
     }
     let f = root.named_child(0)?;
     let body = f.child_by_field_id(fid().body.get())?;
-    if body.named_child_count() < 2 {
+    // (the `;` added above is no statement of the macro's)
+    let statements = named_children(body)
+        .into_iter()
+        .filter(|c| c.kind() != "expression_statement" || c.named_child_count() > 0)
+        .count();
+    if statements < 2 {
         return None;
     }
     let mut l = Lowerer::new(&src);
