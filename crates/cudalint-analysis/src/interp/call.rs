@@ -130,6 +130,19 @@ impl KernelRun<'_> {
             }
             return Val::Unknown(format!("result of `{callee}`").into());
         }
+        // `cuda::std::swap(cur, next)` of two locals (a double buffer's pointers): each holds
+        // what the other held
+        if library && name == "swap" && args.len() == 2 {
+            if let (ExprKind::Ident(a), ExprKind::Ident(b)) = (&args[0].kind, &args[1].kind) {
+                if let (Some(va), Some(vb)) =
+                    (self.lookup_local(a).cloned(), self.lookup_local(b).cloned())
+                {
+                    self.assign_local(a, vb);
+                    self.assign_local(b, va);
+                    return Val::Unknown("`swap` returns no value".into());
+                }
+            }
+        }
         // `thrust::distance(first, last)` (or std's) over pointers: how far apart they are
         if name == "distance" && args.len() == 2 && library {
             let (first, last) = (self.rvalue(&args[0]), self.rvalue(&args[1]));
@@ -1329,6 +1342,16 @@ impl KernelRun<'_> {
     /// `S s(a, b);`, `S s;`: the struct's constructor of that many arguments, inlined on the
     /// new object, so the members it sets are what its member functions read.
     pub(super) fn construct(&mut self, ty: &TypeRef, key: usize, args: &[Expr], span: Span) {
+        if ty.name == super::names::LAUNCH_CONFIG {
+            // `cudaLaunchConfig_t cfg = {grid, block, smem, stream, attrs, n}`: its members
+            // in the CUDA runtime's order
+            let members = ["gridDim", "blockDim", "dynamicSmemBytes", "stream"];
+            for (name, a) in members.iter().zip(args) {
+                let v = self.pure_rvalue(a);
+                self.set_field(key, name, v);
+            }
+            return;
+        }
         if self.constructed_struct(ty).is_none() {
             return;
         }

@@ -31,6 +31,7 @@ impl KernelRun<'_> {
             file,
             template,
             frame_depth: self.frames.len(),
+            written_at: self.site_override,
         }))
     }
 
@@ -57,6 +58,7 @@ impl KernelRun<'_> {
             file: l.file,
             template: Vec::new(),
             frame_depth: usize::MAX,
+            written_at: None,
         }))
     }
 
@@ -127,7 +129,9 @@ impl KernelRun<'_> {
             loc: site,
             callee: "lambda".to_string(),
         });
-        let site_override = self.site_override.take();
+        // a lambda a statement macro's replacement wrote is filed, as nvcc files it, at the
+        // macro's invocation wherever it is called
+        let site_override = std::mem::replace(&mut self.site_override, c.written_at);
         let mask = self.mask.clone();
         self.stmts(&def.body);
         self.mask = mask;

@@ -251,6 +251,8 @@ struct Closure {
     file: usize,
     template: Vec<(Name, TArg)>,
     frame_depth: usize,
+    /// The invocation of the statement macro whose replacement wrote it, if one did.
+    written_at: Option<Loc>,
 }
 
 impl Val {
@@ -533,6 +535,12 @@ impl<'p> KernelRun<'p> {
                 continue;
             };
             let v = self.template_arg(&arg, tp.is_type);
+            // a value the launch names but cudalint cannot evaluate (a parameter of a host
+            // template no call binds: `kernel<DIM, NGROUPS>` in a wrapper of `DIM`) is a
+            // runtime value, as an unbound parameter is, not an unknown
+            if matches!(&v, TArg::Val(Val::Unknown(_))) && !tp.is_type {
+                continue;
+            }
             template.push((tp.name.clone(), v));
         }
         self.frames.push(Frame {
@@ -788,6 +796,14 @@ impl<'p> KernelRun<'p> {
     /// Member `name` of the struct (or union) `full` names: whether it is an array, its type,
     /// and whether the struct is a union.
     pub(super) fn member_of(&self, full: &str, name: &str) -> Option<(bool, TypeRef, bool)> {
+        if full == names::LAUNCH_CONFIG {
+            // (a CUDA runtime struct, not in the program's files: its shapes are dim3s)
+            let ty = match name {
+                "gridDim" | "blockDim" => "dim3",
+                _ => "int",
+            };
+            return Some((false, TypeRef::named(ty), false));
+        }
         self.member_through_bases(full, name, 0)
     }
 

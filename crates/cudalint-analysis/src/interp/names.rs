@@ -284,7 +284,9 @@ impl KernelRun<'_> {
         }
         let full = self.through_typedefs(&ty.name);
         let (base, _) = split_template(&full);
-        full.contains('<') || types::is_struct(base, self.types())
+        // (CUDA's launch configuration, whose `gridDim` and `blockDim` the host code sets
+        // member by member for `cudaLaunchKernelEx`)
+        full.contains('<') || types::is_struct(base, self.types()) || base == LAUNCH_CONFIG
     }
 
     /// The type a (non-pointer) typedef chain ends at, template arguments bound.
@@ -305,6 +307,9 @@ impl KernelRun<'_> {
 }
 
 pub(super) use crate::types::split_template;
+
+/// The CUDA runtime's configuration of a `cudaLaunchKernelEx` launch.
+pub(super) const LAUNCH_CONFIG: &str = "cudaLaunchConfig_t";
 
 /// The names CUDA gives every kernel: `threadIdx`, `blockIdx`, `blockDim`, `gridDim`,
 /// `warpSize`, and `NULL`.

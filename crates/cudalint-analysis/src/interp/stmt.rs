@@ -412,9 +412,9 @@ impl KernelRun<'_> {
                 }
                 Some(p) if p.subarray => Some(Val::Ptr(p.ptr)),
                 Some(p) => Some(self.load(p, init)),
-                None => Some(Val::Unknown(
-                    "reference to something that is not an array element or member".into(),
-                )),
+                // a name for a value not in memory (`int const& bid = blockIdx.x;`, a local):
+                // that value
+                None => None,
             },
             None => None,
         };
