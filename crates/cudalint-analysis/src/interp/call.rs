@@ -923,8 +923,14 @@ impl KernelRun<'_> {
                     .unwrap_or(Val::Unknown("reference parameter".into()))
             })
             .collect();
-        // (in the callee's terms: `T*` of `SyncArray<T>::device_data` with its T)
-        let returns_pointer = f.returns_pointer.as_ref().map(|t| self.resolve_type(t));
+        // (in the callee's terms: `T*` of `SyncArray<T>::device_data` with its T; a host
+        // function's only: a device function's pointer cudalint cannot follow may be to a
+        // local, `reinterpret_cast<io_t*>(val.data)` of a vector in registers)
+        let returns_pointer = f
+            .returns_pointer
+            .as_ref()
+            .filter(|_| f.kind == FnKind::Host)
+            .map(|t| self.resolve_type(t));
         let Some(mut frame) = self.frames.pop() else {
             return Ok(Val::Unknown(format!("`{name}` returns no value").into()));
         };
