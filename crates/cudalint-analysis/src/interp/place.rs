@@ -91,55 +91,17 @@ impl KernelRun<'_> {
     pub(super) fn member_place(&mut self, mut place: Place, field: &str) -> Place {
         let ty = place.ty.clone();
         let found = types::field(&ty.name, field, self.types())
-            .or_else(|| {
-                let bind = types::Bind {
-                    ty: &|t| self.resolve_type(t),
-                    value: &|n| self.template_value(n),
-                    unknown: &|_| None,
-                };
-                types::field_of_template(&ty.name, field, self.types(), &bind)
-            })
-            .or_else(|| {
-                // an instance of a template struct (`MatrixElement<double>`): its members laid
-                // out with its arguments
-                let (def, binds) = self.struct_instance(&ty.name)?;
-                let bound = |t: &cudalint_syntax::TypeRef| {
-                    super::names::bind_type(&binds, t).unwrap_or_else(|| self.resolve_type(t))
-                };
-                let bind = types::Bind {
-                    ty: &bound,
-                    value: &|n| self.template_value(n),
-                    unknown: &|_| None,
-                };
-                types::field_of_template(&def, field, self.types(), &bind)
-            });
-        // a member whose struct holds a type not known here (a template's left open) is
-        // laid out with 4 bytes for it, as an element of a type not known is, and says so
+            .or_else(|| self.template_field(&ty.name, field, &|_| None));
+        // a member whose struct holds a type not known here (a template's left open:
+        // `Counter<T, IdxT>` in a kernel no launch instantiates) is laid out with 4 bytes for
+        // it, as an element of a type not known is, and says so
         let mut assumed = std::cell::RefCell::new(Vec::<String>::new());
         let found = found.or_else(|| {
             let unknown = |n: &str| {
                 assumed.borrow_mut().push(n.to_string());
                 Some(types::Layout { size: 4, align: 4 })
             };
-            let bind = types::Bind {
-                ty: &|t| self.resolve_type(t),
-                value: &|n| self.template_value(n),
-                unknown: &unknown,
-            };
-            types::field_of_template(&ty.name, field, self.types(), &bind).or_else(|| {
-                // an instance whose arguments are a template's own parameters left open
-                // (`Counter<T, IdxT>` in a kernel no launch instantiates)
-                let (def, binds) = self.struct_instance(&ty.name)?;
-                let bound = |t: &cudalint_syntax::TypeRef| {
-                    super::names::bind_type(&binds, t).unwrap_or_else(|| self.resolve_type(t))
-                };
-                let bind = types::Bind {
-                    ty: &bound,
-                    value: &|n| self.template_value(n),
-                    unknown: &unknown,
-                };
-                types::field_of_template(&def, field, self.types(), &bind)
-            })
+            self.template_field(&ty.name, field, &unknown)
         });
         let assumed = std::mem::take(assumed.get_mut());
         let Some((off, fl, fty)) = found else {
@@ -205,6 +167,34 @@ impl KernelRun<'_> {
             place.ptr.path = Some((idx, dims));
         }
         place
+    }
+
+    /// Member `field` of a struct template's type `name`: laid out with the frame's template
+    /// arguments, else as an instance of the template (`MatrixElement<double>`) with its own;
+    /// a member type known nowhere laid out as `unknown` says.
+    fn template_field(
+        &self,
+        name: &str,
+        field: &str,
+        unknown: &dyn Fn(&str) -> Option<types::Layout>,
+    ) -> Option<(i64, types::Layout, cudalint_syntax::TypeRef)> {
+        let bind = types::Bind {
+            ty: &|t| self.resolve_type(t),
+            value: &|n| self.template_value(n),
+            unknown,
+        };
+        types::field_of_template(name, field, self.types(), &bind).or_else(|| {
+            let (def, binds) = self.struct_instance(name)?;
+            let bound = |t: &cudalint_syntax::TypeRef| {
+                super::names::bind_type(&binds, t).unwrap_or_else(|| self.resolve_type(t))
+            };
+            let bind = types::Bind {
+                ty: &bound,
+                value: &|n| self.template_value(n),
+                unknown,
+            };
+            types::field_of_template(&def, field, self.types(), &bind)
+        })
     }
 
     /// What `e` points to when it is dereferenced: its value, or for a parameter the launch
