@@ -248,6 +248,7 @@ fn struct_layout(
         } else {
             layout_bound(&ty.name, files, bind, depth + 1).or_else(|| (bind.unknown)(&ty.name))?
         };
+        let fl = aligned(fl, field, files, bind);
         let count = element_count(field, files, bind)?;
         offset = if def.is_union {
             offset.max(fl.size * count)
@@ -310,6 +311,7 @@ pub fn padding(ty: &TypeRef, files: &[&FileModel]) -> Vec<(i64, i64)> {
         }) else {
             return Vec::new();
         };
+        let fl = aligned(fl, field, files, &UNBOUND);
         let Some(count) = element_count(field, files, &UNBOUND) else {
             return Vec::new();
         };
@@ -502,6 +504,7 @@ fn field_in(
         } else {
             layout_bound(&ty.name, files, bind, 1).or_else(|| (bind.unknown)(&ty.name))?
         };
+        let fl = aligned(fl, fd, files, bind);
         let at = if def.is_union {
             0
         } else {
@@ -531,6 +534,19 @@ fn field_in(
 }
 
 /// How many elements a member holds: 1, or the product of its array dimensions.
+/// A member's layout with its own `alignas(N)` (a power of two above its type's) applied.
+fn aligned(
+    fl: Layout,
+    fd: &cudalint_syntax::FieldDef,
+    files: &[&FileModel],
+    bind: &Bind,
+) -> Layout {
+    match fd.align.as_ref().and_then(|e| array_len(e, files, bind, 1)) {
+        Some(a) if a > fl.align && (a & (a - 1)) == 0 => Layout { align: a, ..fl },
+        _ => fl,
+    }
+}
+
 fn element_count(fd: &cudalint_syntax::FieldDef, files: &[&FileModel], bind: &Bind) -> Option<i64> {
     let Some(first) = &fd.array_len else {
         return Some(1);

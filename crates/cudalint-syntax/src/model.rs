@@ -440,6 +440,9 @@ pub struct FieldDef {
     pub array_len: Option<Expr>,
     /// The dimensions after the first of an array member (`dcomplex e[3][3]`: `[3]`).
     pub inner_dims: Vec<Expr>,
+    /// `alignas(128) IdxT filter_cnt;`: an alignment above its type's (RAFT's counters, each
+    /// on its own 128 bytes).
+    pub align: Option<Expr>,
 }
 
 /// The callee of a lambda called where it is written (`[=]() { ... }()`), whose first

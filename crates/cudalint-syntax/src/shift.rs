@@ -243,9 +243,11 @@ impl Shift for FieldDef {
             ty: _,
             array_len,
             inner_dims,
+            align,
         } = self;
         array_len.shift(by);
         inner_dims.shift(by);
+        align.shift(by);
     }
 }
 

@@ -343,10 +343,18 @@ impl<'s> Lowerer<'s> {
                         ty: base,
                         array_len: None,
                         inner_dims: Vec::new(),
+                        align: None,
                     });
                     continue;
                 }
             }
+            let align = named_children(f)
+                .into_iter()
+                .filter(|q| q.kind() == "type_qualifier")
+                .flat_map(named_children)
+                .find(|q| q.kind() == "alignas_qualifier")
+                .and_then(|q| q.named_child(0))
+                .map(|e| self.expr(e, 0));
             let mut c = f.walk();
             for d in f.children_by_field_id(fid().declarator, &mut c) {
                 // a member function's declaration (`void compute(int n);`) takes no room
@@ -367,6 +375,7 @@ impl<'s> Lowerer<'s> {
                     ty,
                     array_len,
                     inner_dims,
+                    align: align.clone(),
                 });
             }
         }
