@@ -727,11 +727,14 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
                 let c = src.as_bytes()[start - 1];
                 c.is_ascii_alphanumeric() || c == b'_'
             };
+            // (or a declaration's start, `__align__(16) float b;` in a struct: the member's)
+            let declaration_start =
+                *keyword == "__align__" && src[..start].trim_end().ends_with(['{', ';', '}']);
             if !word_before
                 && *keyword != "__attribute__"
                 && *keyword != "__declspec"
                 && end > start + keyword.len()
-                && declares_a_class(src.as_bytes(), start)
+                && (declares_a_class(src.as_bytes(), start) || declaration_start)
             {
                 // `struct __align__(16) BoxCorner`: the grammar's `alignas(16)`, which the
                 // struct's layout reads
@@ -826,6 +829,11 @@ mod tests {
         let out = blank_unknown_syntax(src);
         assert_eq!(out.len(), src.len());
         assert_eq!(out, "struct   alignas(16) P { float x; };");
+        // a member's own
+        assert_eq!(
+            blank_unknown_syntax("struct P { float a; __align__(16) float b; };"),
+            "struct P { float a;   alignas(16) float b; };"
+        );
         let src = "typedef struct __CUDA_ALIGN__(32) { float a[8]; } fp8_8_t;";
         assert_eq!(
             blank_unknown_syntax(src),
