@@ -1358,19 +1358,29 @@ impl KernelRun<'_> {
             }
             return;
         }
-        if self.constructed_struct(ty).is_none() {
+        let Some(found) = self.constructed_struct(ty) else {
             return;
-        }
+        };
         // the declaration evaluated the arguments already, accesses and all
         let argv: Vec<Val> = args.iter().map(|a| self.pure_rvalue(a)).collect();
-        self.construct_from(ty, key, argv, span);
+        self.call_constructor(found, key, argv, span);
     }
 
     /// [`Self::construct`] with the arguments' values.
     fn construct_from(&mut self, ty: &TypeRef, key: usize, argv: Vec<Val>, span: Span) {
-        let Some((full, def)) = self.constructed_struct(ty) else {
-            return;
-        };
+        if let Some(found) = self.constructed_struct(ty) {
+            self.call_constructor(found, key, argv, span);
+        }
+    }
+
+    /// The constructor of struct `def` (instance `full`), inlined on object `key`.
+    fn call_constructor(
+        &mut self,
+        (full, def): (String, String),
+        key: usize,
+        argv: Vec<Val>,
+        span: Span,
+    ) {
         let ctor = unqualified(def.split('<').next().unwrap_or(&def).trim()).to_string();
         self.next_this = Some(key);
         let _ = self.device_call(&format!("{full}::{ctor}"), &ctor, &[], argv, span);
