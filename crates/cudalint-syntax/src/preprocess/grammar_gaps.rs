@@ -571,6 +571,50 @@ pub(super) fn macro_name_at(b: &[u8], mask: &[bool], at: usize) -> Option<usize>
     (capitals && name.len() >= 4 && name.contains(&b'_')).then_some(e)
 }
 
+/// A short name all in capitals (`DI`, `HDI`, `FI`), perhaps the spelling of a specifier
+/// macro; its end.
+fn short_macro_name_at(b: &[u8], mask: &[bool], at: usize) -> Option<usize> {
+    if !mask[at] || (at > 0 && is_word(b[at - 1])) {
+        return None;
+    }
+    let len = b[at..].iter().take_while(|c| is_word(**c)).count();
+    let name = &b[at..at + len];
+    ((2..=4).contains(&len) && name.iter().all(u8::is_ascii_uppercase)).then_some(at + len)
+}
+
+/// Whether a function's declaration follows `end`: a type (not a qualifier), perhaps
+/// qualified or a pointer or reference, then a name and `(`.
+fn declares_a_function_after(
+    b: &[u8],
+    end: usize,
+    word_after: &dyn Fn(usize) -> Option<(usize, usize)>,
+) -> bool {
+    let Some((s, e)) = word_after(end) else {
+        return false;
+    };
+    if matches!(&b[s..e], b"const" | b"volatile" | b"operator") {
+        return false;
+    }
+    let mut words = 0;
+    let mut k = end;
+    while let Some((_, e)) = word_after(k) {
+        words += 1;
+        k = e;
+        if b[k..].starts_with(b"::") {
+            k += 2;
+            words -= 1;
+            continue;
+        }
+        let after = skip_ws(b, k);
+        k = after
+            + b[after..]
+                .iter()
+                .take_while(|c| matches!(c, b'*' | b'&'))
+                .count();
+    }
+    words >= 2 && b.get(skip_ws(b, k)) == Some(&b'(')
+}
+
 /// Macros that stand for declaration specifiers or annotations, defined in a header the run
 /// does not have (OpenCV's `CV_EXPORTS_W void add(...)`, `CV_PROP_RW uint32_t qp;`,
 /// `class CV_EXPORTS_W StereoBM : ...`, `void f() const CV_OVERRIDE;`): a capitals name with an
@@ -592,8 +636,12 @@ fn undefined_specifier_macros(
         (e > s && !b[s].is_ascii_digit()).then_some((s, e))
     };
     for at in 0..b.len() {
-        let Some(end) = macro_name_at(b, mask, at) else {
-            continue;
+        let (end, short) = match macro_name_at(b, mask, at) {
+            Some(end) => (end, false),
+            None => match short_macro_name_at(b, mask, at) {
+                Some(end) => (end, true),
+                None => continue,
+            },
         };
         let mut p = at;
         while p > 0 && (b[p - 1].is_ascii_whitespace() || !mask[p - 1]) {
@@ -611,12 +659,38 @@ fn undefined_specifier_macros(
             || after_directive
             || (before == Some(b'>') && ends_a_template_head(b, p - 1))
             || (before == Some(b':') && ends_with_access_specifier(&b[..p - 1]));
+        // after a specifier keyword: `constexpr RAFT_INLINE_FUNCTION QuantI operator()(...)`,
+        // `constexpr __forceinline__ _RAFT_HOST_DEVICE bool f(...)`, `explicit HD op(T g)`
+        let keyword_before = {
+            let w = b[..p].iter().rev().take_while(|c| is_word(**c)).count();
+            &b[p - w..p]
+        };
+        let after_specifier = matches!(
+            keyword_before,
+            b"constexpr"
+                | b"__forceinline__"
+                | b"inline"
+                | b"static"
+                | b"explicit"
+                | b"virtual"
+                | b"friend"
+                | b"__device__"
+                | b"__host__"
+        );
         let after_class = b[..p].ends_with(b"class") || b[..p].ends_with(b"struct");
         // between a kernel's `void` and its name: `__global__ void LAUNCH_BOUNDS k(...)`
         let after_kernel_void = b[..p].ends_with(b"void")
             && b[..p - 4].trim_ascii_end().ends_with(b"__global__")
             && word_after(end).is_some_and(|(_, e)| b.get(skip_ws(b, e)) == Some(&b'('));
-        let blank = if after_kernel_void {
+        let blank = if keyword_before == b"explicit" {
+            // a constructor: its name and `(`
+            word_after(end).is_some_and(|(_, e)| b.get(skip_ws(b, e)) == Some(&b'('))
+        } else if short || after_specifier {
+            // `DI void core(...)`, `HDI T f(...)` (RAFT's and cuVS's `DI`, `HDI`): a short
+            // capitals name is taken for a macro only before a function's return type and
+            // name (`HALF h(1.0)` declares `h`)
+            (statement_start || after_specifier) && declares_a_function_after(b, end, &word_after)
+        } else if after_kernel_void {
             true
         } else if statement_start {
             // a type (perhaps qualified, perhaps a pointer or reference, perhaps after
@@ -1225,6 +1299,15 @@ mod tests {
             "switch (k) { case (int)GIN_PROXY: return (int)NO_TRACKING; }",
             "struct XGB_ALIGNAS(16) GradStats {",
             "  float operator( )( const T &t ) const;",
+            "DI void core(float& acc) const {}",
+            "template <typename P>",
+            "HDI T epilog(T* acc) {}",
+            "HALF h(1.0);",
+            "REAL const x(2);",
+            "constexpr RAFT_INLINE_FUNCTION QuantI operator()(const T& x) const {}",
+            "constexpr __forceinline__ _RAFT_HOST_DEVICE bool f(int i) {}",
+            "explicit HD rbf_fin_op(OutT gain_) noexcept : gain(gain_) {}",
+            "inline REAL f(int x);",
         ]
         .join("\n");
         let out = rewrite(&src);
@@ -1254,6 +1337,15 @@ mod tests {
                 "switch (k) { case (int)GIN_PROXY: return (int)NO_TRACKING; }",
                 "struct                 GradStats {",
                 "float operator() ( const T &t ) const;",
+                "void core(float& acc) const {}",
+                "template <typename P>",
+                "T epilog(T* acc) {}",
+                "HALF h(1.0);",
+                "REAL const x(2);",
+                "constexpr                      QuantI operator()(const T& x) const {}",
+                "constexpr __forceinline__                   bool f(int i) {}",
+                "explicit    rbf_fin_op(OutT gain_) noexcept : gain(gain_) {}",
+                "inline REAL f(int x);",
             ]
         );
     }
