@@ -380,6 +380,48 @@ fn a_header_found_above_the_checked_folder_is_seen() {
     );
 }
 
+/// gpu4pyscf's `lib/gvhf-rys/*.cu` include "gvhf-rys/vhf.cuh" (built with `-I lib`) and
+/// launch through a macro of a header, `LAUNCH_JKMATRIX_KERNEL(rys_vjk_ip1_1111)`: checked
+/// as `.` from inside the folder, the headers are found above it as they are from the folder
+/// above, and the macro's invocation launches the kernel its argument names.
+#[test]
+fn headers_spelled_from_above_the_working_folder_and_launch_macros_are_seen() {
+    let dir = scratch("header-above-cwd");
+    std::fs::create_dir_all(dir.join("utilities")).unwrap();
+    std::fs::create_dir_all(dir.join("force")).unwrap();
+    std::fs::write(
+        dir.join("utilities/common.cuh"),
+        "#pragma once\nconst int STRIDE = 8;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("force/launch.cuh"),
+        "#pragma once\n#define LAUNCH(KERNEL) \\\n  KERNEL<<<1, dim3(4, 8)>>>(out)\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("force/nep.cu"),
+        "#include \"utilities/common.cuh\"\n#include \"force/launch.cuh\"\n\
+         __global__ void k(float* out) { out[threadIdx.x * STRIDE] = 1.0f; }\n\
+         void run(float* out) { LAUNCH(k); }\n",
+    )
+    .unwrap();
+    let run = |cwd: &Path, path: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cudalint"))
+            .args(["audit", "--format", "json", "--no-cache", path])
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let a = &v["accesses"][0];
+        (a["sectors_per_request"].clone(), a["block"].clone())
+    };
+    // lanes 0-31 of a (4, 8) block: four distinct floats 32 bytes apart, four sectors
+    let expected = (serde_json::json!(4.0), serde_json::json!([4, 8, 1]));
+    assert_eq!(run(&dir, "force"), expected);
+    assert_eq!(run(&dir.join("force"), "."), expected);
+}
+
 /// warp-ctc's `src/ctc_entrypoint.cu` is a link to `ctc_entrypoint.cpp`: nvcc compiles it,
 /// so a folder walk reads it; a link to a `.cu` file the walk reaches anyway is not read twice.
 #[cfg(unix)]

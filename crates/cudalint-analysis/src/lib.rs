@@ -337,10 +337,10 @@ pub const MAX_LAUNCH_SITES: usize = 64;
 /// The launches of a kernel: those of its name that pass as many arguments as it takes, when
 /// there are any (two kernels of one name, a key-only and a key-value `kern_copy`, each get
 /// their own launches), else all of its name; the first [`MAX_LAUNCH_SITES`] of them.
-fn launches_of<'p>(
-    project: &Project<'p>,
+fn launches_of<'a>(
+    project: &'a Project<'_>,
     kernel: &Function,
-) -> Vec<(usize, &'p cudalint_syntax::Launch)> {
+) -> Vec<(usize, &'a cudalint_syntax::Launch)> {
     let all: Vec<_> = project.launches_of(&kernel.name).collect();
     let fitting: Vec<_> = all
         .iter()

@@ -28,6 +28,10 @@ pub struct Project<'p> {
     /// launch's evaluation asks for its wrapper's callers, and walking the callers' bodies
     /// again each time was a fiftieth of a run.
     host_callers: HashMap<&'p str, Vec<(usize, usize, &'p Expr)>>,
+    /// Launches made by invoking a launch macro in host code, with the invocation's
+    /// arguments written in: with their files, in source order, and by kernel.
+    macro_launches: Vec<(usize, Launch)>,
+    macro_launches_of: HashMap<String, Vec<usize>>,
 }
 
 fn host_calls<'p>(files: &'p [&'p FileModel]) -> HashMap<&'p str, Vec<(usize, usize, &'p Expr)>> {
@@ -114,21 +118,36 @@ fn file_name(p: &str) -> &str {
 /// `#include` is a lookup, not a scan of every path (a run of thousands of files resolves
 /// thousands of includes).
 pub struct IncludeIndex<'a> {
-    paths: Vec<&'a str>,
+    /// the paths from the root, normalized: `cudalint check .` in `lib/rys/` gives
+    /// `./x.cu`, whose `#include "rys/vhf.cuh"` names `./vhf.cuh` only by way of the folder
+    /// the run is in
+    paths: Vec<String>,
     by_path: HashMap<String, Vec<usize>>,
     by_name: HashMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> IncludeIndex<'a> {
     pub fn new(paths: &[&'a str]) -> Self {
+        let cwd = std::env::current_dir().ok();
+        let cwd = cwd.as_ref().and_then(|d| d.to_str()).unwrap_or("");
+        let rooted: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                if p.starts_with('/') {
+                    normalize(p)
+                } else {
+                    normalize(&format!("{cwd}/{p}"))
+                }
+            })
+            .collect();
         let mut by_path: HashMap<String, Vec<usize>> = HashMap::new();
         let mut by_name: HashMap<&'a str, Vec<usize>> = HashMap::new();
-        for (i, p) in paths.iter().enumerate() {
-            by_path.entry(normalize(p)).or_default().push(i);
+        for (i, (p, r)) in paths.iter().zip(&rooted).enumerate() {
+            by_path.entry(r.clone()).or_default().push(i);
             by_name.entry(file_name(p)).or_default().push(i);
         }
         IncludeIndex {
-            paths: paths.to_vec(),
+            paths: rooted,
             by_path,
             by_name,
         }
@@ -138,7 +157,7 @@ impl<'a> IncludeIndex<'a> {
     /// includer first (in a corpus of many programs, every one has its own "define.c"), else
     /// through an include path, the nearest such header by common path prefix.
     pub fn resolve(&self, from: usize, include: &str) -> Option<usize> {
-        let me = self.paths.get(from).copied().unwrap_or("");
+        let me = self.paths.get(from).map_or("", String::as_str);
         let dir = me.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
         let joined = if dir.is_empty() {
             include.to_string()
@@ -154,7 +173,7 @@ impl<'a> IncludeIndex<'a> {
                 .get(file_name(include))?
                 .iter()
                 .copied()
-                .filter(|&o| o != from && ends_with_include(include, self.paths[o]))
+                .filter(|&o| o != from && ends_with_include(include, &self.paths[o]))
                 .max_by_key(|&o| {
                     self.paths[o]
                         .bytes()
@@ -240,6 +259,8 @@ impl<'p> Project<'p> {
             instantiations: HashMap::new(),
             specialized: std::collections::HashSet::new(),
             host_callers: host_calls(files),
+            macro_launches: Vec::new(),
+            macro_launches_of: HashMap::new(),
         };
         for (fi, f) in files.iter().enumerate() {
             for (i, x) in f.functions.iter().enumerate() {
@@ -267,7 +288,60 @@ impl<'p> Project<'p> {
                     .push((fi, i));
             }
         }
+        p.macro_launches = p.launches_through_macros();
+        for (i, (_, l)) in p.macro_launches.iter().enumerate() {
+            p.macro_launches_of
+                .entry(short(&l.kernel).to_string())
+                .or_default()
+                .push(i);
+        }
         p
+    }
+
+    /// The launches that host code makes by invoking a macro whose replacement launches
+    /// (`LAUNCH_JKMATRIX_KERNEL(rys_vjk_ip1_1111);`): the macro seen from the invoking file,
+    /// its parameters given the invocation's arguments, the kernel the argument names.
+    fn launches_through_macros(&self) -> Vec<(usize, Launch)> {
+        let mut out = Vec::new();
+        for calls in self.host_callers.values() {
+            for &(fi, host, call) in calls {
+                let ExprKind::Call { callee, args, .. } = &call.kind else {
+                    continue;
+                };
+                let Some((_, def)) = self
+                    .function_macro(callee, args.len(), fi)
+                    .filter(|(_, d)| !d.launches.is_empty())
+                else {
+                    continue;
+                };
+                let params = def.params.as_deref().unwrap_or(&[]);
+                let written = |e: &Expr| {
+                    cudalint_syntax::substitute::expand_expression_macro(params, e, args)
+                };
+                for l in &def.launches {
+                    let kernel = match params.iter().position(|p| *p == l.kernel) {
+                        Some(k) => match args.get(k).map(|a| &a.kind) {
+                            Some(ExprKind::Ident(name)) => name.clone(),
+                            _ => continue,
+                        },
+                        None => l.kernel.clone(),
+                    };
+                    out.push((
+                        fi,
+                        Launch {
+                            kernel,
+                            template_args: l.template_args.clone(),
+                            config: l.config.iter().map(written).collect(),
+                            args: l.args.iter().map(written).collect(),
+                            span: call.span,
+                            host_fn: Some(host),
+                        },
+                    ));
+                }
+            }
+        }
+        out.sort_by_key(|(fi, l)| (*fi, l.span.start));
+        out
     }
 
     /// The models `file` sees (itself first, then its includes): where its types are defined.
@@ -377,13 +451,20 @@ impl<'p> Project<'p> {
             .collect()
     }
 
-    pub fn launches_of(&self, kernel: &str) -> impl Iterator<Item = (usize, &'p Launch)> + '_ {
+    pub fn launches_of(&self, kernel: &str) -> impl Iterator<Item = (usize, &Launch)> + '_ {
         let files = self.files;
         self.launches
             .get(short(kernel))
             .into_iter()
             .flatten()
             .filter_map(move |&(f, i)| files[f].launches.get(i).map(|l| (f, l)))
+            .chain(
+                self.macro_launches_of
+                    .get(short(kernel))
+                    .into_iter()
+                    .flatten()
+                    .map(|&i| (self.macro_launches[i].0, &self.macro_launches[i].1)),
+            )
     }
 }
 

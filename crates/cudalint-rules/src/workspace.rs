@@ -169,10 +169,36 @@ fn include_candidates(
             .chain(command)
             .map(|d| d.join(inc)),
     );
-    let above = dir.ancestors().skip(usize::from(!angled)).take(ANCESTORS);
-    for a in above {
+    for a in folders_above(dir)
+        .into_iter()
+        .skip(usize::from(!angled))
+        .take(ANCESTORS)
+    {
         out.push(a.join(inc));
         out.push(a.join("include").join(inc));
+    }
+    out
+}
+
+/// `dir` and the folders above it, nearest first. A relative `dir` goes on above the working
+/// folder with `..` (`cudalint check .` in `lib/gvhf-rys/` finds `"gvhf-rys/vhf.cuh"` in `lib/`,
+/// as `cudalint check gvhf-rys` from `lib/` does), so the paths shown stay relative.
+fn folders_above(dir: &Path) -> Vec<PathBuf> {
+    use std::path::Component;
+    let mut cur: PathBuf = dir
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect();
+    let mut out = Vec::new();
+    while out.len() <= ANCESTORS {
+        out.push(cur.clone());
+        match cur.components().next_back() {
+            Some(Component::Normal(_)) => {
+                cur.pop();
+            }
+            None | Some(Component::ParentDir) => cur.push(".."),
+            Some(_) => break,
+        }
     }
     out
 }
@@ -367,4 +393,26 @@ fn read(path: &str) -> Result<Input, String> {
     let mut input = Input::new(path, decoded.text);
     input.replaced_bytes = decoded.replaced;
     Ok(input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folders_above_a_relative_folder_go_on_past_the_working_folder() {
+        let above = |d: &str| -> Vec<String> {
+            folders_above(Path::new(d))
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect()
+        };
+        assert_eq!(above("."), ["", "..", "../..", "../../..", "../../../.."]);
+        assert_eq!(above("lib/rys"), ["lib/rys", "lib", "", "..", "../.."]);
+        assert_eq!(
+            above("../src"),
+            ["../src", "..", "../..", "../../..", "../../../.."]
+        );
+        assert_eq!(above("/a/b"), ["/a/b", "/a", "/"]);
+    }
 }

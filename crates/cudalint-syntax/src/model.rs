@@ -495,6 +495,10 @@ pub struct Define {
     /// The replacement pastes names together (`A[n*LD##A+m]`): an invocation is its body with
     /// the arguments written in, as the preprocessor makes it.
     pub pastes: bool,
+    /// The launches the replacement makes, its parameters left as names (`#define
+    /// LAUNCH(KERNEL) KERNEL<<<grid, block>>>(args)`): an invocation in host code launches
+    /// them with its arguments written in.
+    pub launches: Vec<Launch>,
     pub span: Span,
 }
 

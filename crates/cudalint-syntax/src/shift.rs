@@ -287,10 +287,12 @@ impl Shift for Define {
             statement,
             sequence: _,
             pastes: _,
+            launches,
             span,
         } = self;
         body.shift(by);
         statement.shift(by);
+        launches.iter_mut().for_each(|l| l.shift(by));
         span.shift(by);
     }
 }

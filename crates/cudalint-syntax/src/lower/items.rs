@@ -138,6 +138,13 @@ impl<'s> Lowerer<'s> {
                 let text = crate::substitute::mark_pastes(self.text(v));
                 super::stmts::parse_sequence_snippet(&text, v.start_byte())
             });
+        let launches = value
+            .filter(|v| params.is_some() && self.text(*v).contains(">>>"))
+            .map(|v| {
+                let text = crate::substitute::mark_pastes(self.text(v));
+                super::stmts::launches_in_snippet(&text, v.start_byte())
+            })
+            .unwrap_or_default();
         let pastes = params.is_some() && value.is_some_and(|v| self.text(v).contains("##"));
         self.model.defines.push(Define {
             pastes,
@@ -147,6 +154,7 @@ impl<'s> Lowerer<'s> {
             as_type,
             sequence: sequence.is_some(),
             statement: statement.or(sequence).map(Box::new),
+            launches,
             span: span(n),
         });
     }

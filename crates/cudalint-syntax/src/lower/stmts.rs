@@ -428,6 +428,41 @@ pub(super) fn parse_sequence_snippet(text: &str, offset: usize) -> Option<Stmt> 
     Some(s)
 }
 
+/// The launches a function-like macro's replacement makes (gpu4pyscf's `#define
+/// LAUNCH_JKMATRIX_KERNEL(KERNEL) KERNEL<<<workers, threads, buflen>>>(*envs, ...)`), with its
+/// parameters as names: each invocation in host code launches them with its arguments
+/// written in.
+pub(super) fn launches_in_snippet(text: &str, offset: usize) -> Vec<Launch> {
+    const PREFIX: &str = "void __cudalint_m() { ";
+    if text.len() > 16384 {
+        return Vec::new();
+    }
+    let text = text.replace("\\\n", "  ").replace("\\\r\n", "   ");
+    let src = format!("{PREFIX}{text}\n; }}");
+    let Some(tree) = crate::with_parser(|p| p.parse(&src, None)) else {
+        return Vec::new();
+    };
+    let root = tree.root_node();
+    let Some(body) = root
+        .named_child(0)
+        .and_then(|f| f.child_by_field_id(fid().body.get()))
+    else {
+        return Vec::new();
+    };
+    let mut l = Lowerer::new(&src);
+    let mut out = Vec::new();
+    let mut c = body.walk();
+    for stmt in body.named_children(&mut c) {
+        l.stmt_into(stmt, 0, &mut out);
+    }
+    let mut launches = std::mem::take(&mut l.model.launches);
+    for x in &mut launches {
+        crate::shift::Shift::shift(x, offset as i64 - PREFIX.len() as i64);
+        x.host_fn = None;
+    }
+    launches
+}
+
 pub(super) fn parse_statement_snippet(text: &str, offset: usize) -> Option<Stmt> {
     const PREFIX: &str = "void __cudalint_m() { ";
     let text = text
