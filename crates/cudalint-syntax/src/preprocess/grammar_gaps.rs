@@ -595,6 +595,17 @@ fn declares_a_function_after(
     if matches!(&b[s..e], b"const" | b"volatile" | b"operator") {
         return false;
     }
+    let (words, k) = declared_words(b, end, word_after);
+    words >= 2 && b.get(skip_ws(b, k)) == Some(&b'(')
+}
+
+/// The names after `end` (a type, perhaps qualified, a pointer or reference, and the declared
+/// name; `ns::T` is one) and where they end.
+fn declared_words(
+    b: &[u8],
+    end: usize,
+    word_after: &dyn Fn(usize) -> Option<(usize, usize)>,
+) -> (usize, usize) {
     let mut words = 0;
     let mut k = end;
     while let Some((_, e)) = word_after(k) {
@@ -612,7 +623,7 @@ fn declares_a_function_after(
                 .take_while(|c| matches!(c, b'*' | b'&'))
                 .count();
     }
-    words >= 2 && b.get(skip_ws(b, k)) == Some(&b'(')
+    (words, k)
 }
 
 /// Macros that stand for declaration specifiers or annotations, defined in a header the run
@@ -695,23 +706,7 @@ fn undefined_specifier_macros(
         } else if statement_start {
             // a type (perhaps qualified, perhaps a pointer or reference, perhaps after
             // `virtual` or before `inline`) and a name
-            let mut words = 0;
-            let mut k = end;
-            while let Some((_, e)) = word_after(k) {
-                words += 1;
-                k = e;
-                if b[k..].starts_with(b"::") {
-                    k += 2;
-                    words -= 1;
-                    continue;
-                }
-                let after = skip_ws(b, k);
-                k = after
-                    + b[after..]
-                        .iter()
-                        .take_while(|c| matches!(c, b'*' | b'&'))
-                        .count();
-            }
+            let (words, k) = declared_words(b, end, &word_after);
             words >= 2
                 && b.get(skip_ws(b, k))
                     .is_some_and(|c| matches!(c, b'(' | b';' | b'=' | b'[' | b','))
