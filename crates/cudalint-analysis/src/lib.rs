@@ -237,6 +237,7 @@ pub fn configurations(
                         let bindings = interp::Bindings {
                             template_args: v.bindings.template_args,
                             params: Vec::new(),
+                            members: Vec::new(),
                             lambdas: v.bindings.lambdas,
                         };
                         let key = format!("{:?}", bindings.template_args);
@@ -285,10 +286,11 @@ pub fn configurations(
                 // (each configuration's key is spelled once: dozens of launch sites, each
                 // with its lambda variants, compared pairwise)
                 let key = format!(
-                    "{:?}{:?}{:?}{:?}",
+                    "{:?}{:?}{:?}{:?}{:?}",
                     shape.block,
                     v.bindings.template_args,
                     v.bindings.params,
+                    v.bindings.members,
                     lambdas(&v.bindings)
                 );
                 if seen.insert(key) {

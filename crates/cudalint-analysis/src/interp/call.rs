@@ -1363,6 +1363,21 @@ impl KernelRun<'_> {
         };
         // the declaration evaluated the arguments already, accesses and all
         let argv: Vec<Val> = args.iter().map(|a| self.pure_rvalue(a)).collect();
+        if !argv.is_empty() && !self.has_constructor(ty, argv.len()) {
+            // an aggregate (`Strides s = {1, 32};`): its members in the order they are declared
+            let members: Option<Vec<Name>> = self
+                .types()
+                .iter()
+                .flat_map(|f| f.structs.iter())
+                .find(|s| s.name == found.1)
+                .map(|s| s.fields.iter().map(|f| f.name.clone()).collect());
+            if let Some(members) = members.filter(|m| m.len() >= argv.len()) {
+                for (name, v) in members.iter().zip(argv) {
+                    self.set_field(key, name, v);
+                }
+                return;
+            }
+        }
         self.call_constructor(found, key, argv, span);
     }
 

@@ -540,7 +540,10 @@ impl KernelRun<'_> {
                     ty: fty,
                 }
             }
-            _ => Val::Int(self.runtime_var(&full, None)),
+            _ => {
+                let launch = self.launch_members.get(&full).copied();
+                Val::Int(self.runtime_var(&full, launch))
+            }
         }
     }
 

@@ -6,6 +6,7 @@ use super::names::split_template;
 use super::{Bindings, Frame, KernelRun, Ptr, Returns, TArg, Val};
 use crate::types;
 use cudalint_syntax::{BinOp, Expr, ExprKind, Function, Name, Span, Stmt, TemplateArg};
+use std::rc::Rc;
 
 /// Calls of a templated host function looked at for its instantiations.
 const MAX_HOST_CALLS: usize = 8;
@@ -336,6 +337,7 @@ impl KernelRun<'_> {
         let mut bindings = Bindings {
             template_args: self.launch_template_args(launch, kernel),
             params: Vec::new(),
+            members: Vec::new(),
             lambdas: Vec::new(),
         };
         self.deduce_type_params(launch, kernel, &mut bindings.template_args);
@@ -346,6 +348,16 @@ impl KernelRun<'_> {
             bindings
                 .lambdas
                 .push(value.as_ref().and_then(|v| self.launch_lambda(v)));
+            // a struct passed by value: the members the host set
+            if let Some((_, key)) = value
+                .as_ref()
+                .filter(|_| p.ty.pointer_depth == 0)
+                .and_then(|v| self.local_object(v))
+            {
+                for (name, c) in self.constant_members(key) {
+                    bindings.members.push((format!("{}.{name}", p.name), c));
+                }
+            }
             let v = match value {
                 Some(Val::Int(s)) if p.ty.pointer_depth == 0 => s.as_const(),
                 // a null pointer passed for a pointer parameter
@@ -432,6 +444,19 @@ impl KernelRun<'_> {
                 .flatten()
             {
                 c
+            } else if let Some(members) = (needed.contains(p.name.as_str())
+                && self.is_object_type(&ty))
+            .then(|| self.callers_members(host, i, depth))
+            .flatten()
+            .filter(|m| !m.is_empty())
+            {
+                // a struct the callers pass by value, with the members they set
+                let key = self.objects.len();
+                self.objects.push((p.name.as_str().into(), ty.clone(), key));
+                for (name, c) in members {
+                    self.set_field(key, &name, Val::Int(crate::sym::konst(c)));
+                }
+                Val::Unknown(format!("`{}` {}", p.name, super::LOCAL_OBJECT).into())
             } else if self.is_struct_value_type(&ty) {
                 // an object (thundergbm's `const SyncArray<float>& y`): its members and member
                 // functions as a kernel's struct parameter has them (`y.device_data()`
@@ -527,6 +552,76 @@ impl KernelRun<'_> {
         depth: usize,
         max_calls: usize,
     ) -> Option<Vec<Val>> {
+        self.callers_pass(host, index, depth, max_calls, &mut |run, arg| {
+            run.pure_rvalue(arg)
+        })
+    }
+
+    /// The integer members every host call of `host` sets in the struct it passes by value
+    /// for parameter `index` (`Strides s = {1, 32}; run(in, out, s);`), where the calls
+    /// agree.
+    fn callers_members(
+        &mut self,
+        host: &Function,
+        index: usize,
+        depth: usize,
+    ) -> Option<Vec<(Rc<str>, i64)>> {
+        let key = (
+            std::ptr::from_ref(host) as usize,
+            index,
+            depth,
+            self.lambda_variant,
+        );
+        if let Some((_, v)) = self.param_members.iter().find(|(k, _)| *k == key) {
+            return v.clone();
+        }
+        let value = self.callers_agreed_members(host, index, depth);
+        self.param_members.push((key, value.clone()));
+        value
+    }
+
+    fn callers_agreed_members(
+        &mut self,
+        host: &Function,
+        index: usize,
+        depth: usize,
+    ) -> Option<Vec<(Rc<str>, i64)>> {
+        let each = self.callers_pass(host, index, depth, MAX_HOST_CALLS, &mut |run, arg| {
+            let v = run.pure_rvalue(arg);
+            let (_, key) = run.local_object(&v)?;
+            Some(run.constant_members(key))
+        })?;
+        let mut each = each.into_iter();
+        let mut agreed = each.next()??;
+        for other in each {
+            let other = other?;
+            agreed.retain(|m| other.contains(m));
+        }
+        Some(agreed)
+    }
+
+    /// The members of local object `key` that hold constants.
+    pub(super) fn constant_members(&self, key: usize) -> Vec<(Rc<str>, i64)> {
+        self.fields
+            .iter()
+            .filter(|(k, ..)| *k == key)
+            .filter_map(|(_, name, v)| match v {
+                Val::Int(s) => Some((name.clone(), s.as_const()?)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `f` of the argument each host call of `host` passes for its parameter `index`, made
+    /// in the caller's scope.
+    fn callers_pass<T>(
+        &mut self,
+        host: &Function,
+        index: usize,
+        depth: usize,
+        max_calls: usize,
+        f: &mut dyn FnMut(&mut Self, &Expr) -> T,
+    ) -> Option<Vec<T>> {
         const MAX_DEPTH: usize = 3;
         if depth >= MAX_DEPTH {
             return None;
@@ -549,7 +644,7 @@ impl KernelRun<'_> {
             let mut needed = std::collections::HashSet::new();
             names_read(arg, &mut needed, 0);
             self.host_scope(caller, call.span.start, needed, depth + 1);
-            values.push(self.pure_rvalue(arg));
+            values.push(f(self, arg));
             self.scopes.truncate(base);
             self.frames.pop();
         }

@@ -361,6 +361,8 @@ pub struct KernelRun<'p> {
     /// The constant a host function's callers pass for one of its parameters, per lambda
     /// variant: (function, parameter, depth, variant) and the value, if one.
     param_constants: Vec<(ParamSource, Option<i64>)>,
+    /// The same for the members of struct parameters callers pass by value.
+    param_members: Vec<(ParamSource, Option<Vec<(Rc<str>, i64)>>)>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
@@ -416,6 +418,8 @@ pub struct KernelRun<'p> {
     /// is decided), but an access through one that nothing guards is still the kernel's
     /// access, priced as through the pointer it stands for.
     null_at_launch: Vec<(Rc<str>, Ptr)>,
+    /// The members of struct parameters the launch set (see [`Bindings::members`]).
+    launch_members: crate::HashMap<String, i64>,
     /// The branch being evaluated, and how many have been entered.
     branch: u32,
     branches: u32,
@@ -437,6 +441,10 @@ const MAX_CALL_DEPTH: usize = 8;
 pub struct Bindings {
     pub template_args: Vec<Option<TemplateArg>>,
     pub params: Vec<Option<i64>>,
+    /// The integer members of struct parameters the launch passes by value, as the host set
+    /// them (`Strides s = {1, 32}; k<<<g, b>>>(s)`: `s.row` = 1, `s.col` = 32), by the
+    /// parameter's name and the member's.
+    pub members: Vec<(String, i64)>,
     /// A lambda a launch passes for a parameter (`for_each<<<g, b>>>(n, [=] __device__ (int
     /// i) { ... })`), with what it captured there.
     pub lambdas: Vec<Option<LaunchLambda>>,
@@ -490,6 +498,7 @@ impl<'p> KernelRun<'p> {
             lambda_variants: 0,
             lambda_cache: Vec::new(),
             param_constants: Vec::new(),
+            param_members: Vec::new(),
             loops: Vec::new(),
             accesses: Vec::new(),
             scopes: Vec::new(),
@@ -517,6 +526,7 @@ impl<'p> KernelRun<'p> {
             next_local_refs: Vec::new(),
             shared_scalars: Vec::new(),
             null_at_launch: Vec::new(),
+            launch_members: crate::HashMap::default(),
             branch: 0,
             branches: 0,
             narrow: None,
@@ -556,6 +566,7 @@ impl<'p> KernelRun<'p> {
         });
         self.scopes.push(Vec::new());
         self.null_at_launch.clear();
+        self.launch_members = bind.members.iter().cloned().collect();
         for (i, p) in f.params.iter().enumerate() {
             // `interval_gpu<T>* buffer` with T = float: the template's own arguments bound too
             let ty = if p.ty.name.contains('<') {

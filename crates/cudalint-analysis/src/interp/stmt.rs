@@ -440,7 +440,12 @@ impl KernelRun<'_> {
                 || matches!(v, Val::Unknown(_) | Val::Int(_))
                     && self.is_object_type(&ty)
                     && !d.shared
-                    && (matches!(v, Val::Unknown(_)) || d.init.as_ref().is_some_and(is_lvalue)) =>
+                    && (matches!(v, Val::Unknown(_)) || d.init.as_ref().is_some_and(is_lvalue))
+                // `Strides s = {1, 32};`: a struct's members braced in order, not a pair
+                || matches!(v, Val::Vector(_))
+                    && matches!(&d.init, Some(Expr { kind: ExprKind::Init(_), .. }))
+                    && types::is_struct(&self.through_typedefs(&ty.name), self.types())
+                    && !d.shared =>
             {
                 let key = self.objects.len();
                 // a copy of another local object (`Matrix sub = GetSubMatrix(A, r, c);`, the
