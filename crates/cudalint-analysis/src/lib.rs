@@ -6,6 +6,7 @@ pub mod impact;
 pub mod interp;
 pub mod lanes;
 mod padding;
+pub mod param_macros;
 pub mod project;
 pub mod sym;
 pub mod types;

@@ -551,6 +551,13 @@ pub(crate) fn analyse_parsed<'a, Kept>(
         texts: inputs.iter().map(|i| i.text.as_ref()).collect(),
         lines: inputs.par_iter().map(|i| LineIndex::new(&i.text)).collect(),
     };
+    // parameter lists written as a macro another file defines, written in
+    let expanded = analysis::param_macros::expand(&models, &ctx.paths);
+    let models: Vec<&cudalint_syntax::FileModel> = models
+        .iter()
+        .zip(&expanded)
+        .map(|(m, e)| e.as_ref().unwrap_or(m))
+        .collect();
     let jobs = analysis::kernels(&models);
     let project = analysis::Project::new(&models, &ctx.paths);
     let options: Vec<Options> = inputs.iter().map(|i| settings.options_for(i)).collect();

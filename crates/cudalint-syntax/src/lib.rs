@@ -334,6 +334,28 @@ mod tests {
     }
 
     #[test]
+    fn parameter_list_macros_and_launch_macros_are_read() {
+        let src = "#define ARGS float* in, \\\n  int n\n\
+                   #define LAUNCH(K) K<<<4, dim3(8, 32)>>>(a, 2)\n\
+                   #define SIZE 4 * 8\n\
+                   __global__ void k(ARGS) {}\n";
+        let parsed = parse(src).unwrap();
+        let m = &parsed.model;
+        let names: Vec<&str> = m.defines[0]
+            .as_params
+            .iter()
+            .flatten()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(names, ["in", "n"]);
+        assert_eq!(m.defines[1].launches.len(), 1, "{:?}", m.defines[1]);
+        assert_eq!(&*m.defines[1].launches[0].kernel, "K");
+        assert!(m.defines[2].as_params.is_none());
+        assert!(m.functions[0].params.is_empty());
+        assert_eq!(m.functions[0].param_macro.as_deref(), Some("ARGS"));
+    }
+
+    #[test]
     fn launch_configurations_and_lambdas_called_in_place_are_lowered() {
         let src = "__global__ void k(float* a) {}\n\
                    void f(float* a) {\n\

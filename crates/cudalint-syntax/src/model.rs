@@ -417,6 +417,10 @@ pub struct Function {
     /// The pointer type it returns (`T* device_data() const`): where the analysis cannot
     /// follow what it returns, a pointer to that type all the same.
     pub returns_pointer: Option<TypeRef>,
+    /// Its parameter list is one object-like macro (gpu4pyscf's `rys_vjk_ip1_1111(
+    /// JKMATRIX_KERNEL_ARGS)`, the macro in a header): `params` is empty until the run finds the
+    /// macro (`Define::as_params`) and writes its parameters in.
+    pub param_macro: Option<Name>,
 }
 
 impl Function {
@@ -499,6 +503,9 @@ pub struct Define {
     /// LAUNCH(KERNEL) KERNEL<<<grid, block>>>(args)`): an invocation in host code launches
     /// them with its arguments written in.
     pub launches: Vec<Launch>,
+    /// The replacement read as a parameter list (`#define KARGS float* in, float* out, int
+    /// n`): a function declared `k(KARGS)` takes these.
+    pub as_params: Option<Vec<Param>>,
     pub span: Span,
 }
 

@@ -225,6 +225,7 @@ impl Shift for Function {
             owner: _,
             returns_reference: _,
             returns_pointer: _,
+            param_macro: _,
         } = self;
         name_span.shift(by);
         span.shift(by);
@@ -288,11 +289,13 @@ impl Shift for Define {
             sequence: _,
             pastes: _,
             launches,
+            as_params,
             span,
         } = self;
         body.shift(by);
         statement.shift(by);
         launches.iter_mut().for_each(|l| l.shift(by));
+        as_params.shift(by);
         span.shift(by);
     }
 }

@@ -145,6 +145,9 @@ impl<'s> Lowerer<'s> {
                 super::stmts::launches_in_snippet(&text, v.start_byte())
             })
             .unwrap_or_default();
+        let as_params = value
+            .filter(|v| params.is_none() && body.is_none() && self.text(*v).contains(' '))
+            .and_then(|v| parameter_list_snippet(self.text(v), v.start_byte()));
         let pastes = params.is_some() && value.is_some_and(|v| self.text(v).contains("##"));
         self.model.defines.push(Define {
             pastes,
@@ -155,6 +158,7 @@ impl<'s> Lowerer<'s> {
             sequence: sequence.is_some(),
             statement: statement.or(sequence).map(Box::new),
             launches,
+            as_params,
             span: span(n),
         });
     }
@@ -550,10 +554,21 @@ impl<'s> Lowerer<'s> {
             return;
         };
         let name = self.text(name_node).to_string();
-        let params = decl
-            .child_by_field_id(fid().parameters.get())
-            .map(|plist| self.params_of(plist))
-            .unwrap_or_default();
+        let plist = decl.child_by_field_id(fid().parameters.get());
+        let params = plist.map(|p| self.params_of(p)).unwrap_or_default();
+        let param_macro =
+            plist
+                .filter(|_| params.is_empty())
+                .and_then(|p| match named_children(p).as_slice() {
+                    [only]
+                        if only.kind() == "parameter_declaration"
+                            && only.child_by_field_id(fid().declarator.get()).is_none() =>
+                    {
+                        let t = only.child_by_field_id(fid().r#type.get())?;
+                        (t.kind() == "type_identifier").then(|| Name::from(self.text(t)))
+                    }
+                    _ => None,
+                });
         let parse_error = if n.has_error() { first_error(n) } else { None };
         let returns_pointer = n
             .child_by_field_id(fid().r#type.get())
@@ -577,6 +592,7 @@ impl<'s> Lowerer<'s> {
             owner: None,
             returns_reference,
             returns_pointer,
+            param_macro,
         });
         // Host code is lowered too: its launches, the calls through which a templated host
         // wrapper is instantiated (`bb_segsort(keys, vals, n)` deduces the K and T its launches
@@ -680,6 +696,34 @@ impl<'s> Lowerer<'s> {
         }
         out
     }
+}
+
+/// A macro's replacement read as a function's parameter list (`RysIntEnvVars envs, JKMatrix
+/// jk, float *q_cond_ij`), each parameter named; `None` when it is not one.
+fn parameter_list_snippet(text: &str, offset: usize) -> Option<Vec<Param>> {
+    const PREFIX: &str = "void __cudalint_p(";
+    if text.len() > 4096 {
+        return None;
+    }
+    let text = text.replace("\\\n", "  ").replace("\\\r\n", "   ");
+    let src = format!("{PREFIX}{text}\n);");
+    let tree = crate::with_parser(|p| p.parse(&src, None))?;
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    let decl = root
+        .named_child(0)?
+        .child_by_field_id(fid().declarator.get())?;
+    let plist = decl.child_by_field_id(fid().parameters.get())?;
+    let declared = named_children(plist).len();
+    let mut l = Lowerer::new(&src);
+    let mut params = l.params_of(plist);
+    if params.is_empty() || params.len() != declared {
+        return None;
+    }
+    crate::shift::Shift::shift(&mut params, offset as i64 - PREFIX.len() as i64);
+    Some(params)
 }
 
 /// A macro body with its parameters' parentheses dropped, in place (`a_u[base + (i) + ni *
