@@ -705,7 +705,7 @@ fn parameter_list_snippet(text: &str, offset: usize) -> Option<Vec<Param>> {
     if text.len() > 4096 {
         return None;
     }
-    let text = text.replace("\\\n", "  ").replace("\\\r\n", "   ");
+    let text = super::stmts::joined_lines(text);
     let src = format!("{PREFIX}{text}\n);");
     let tree = crate::with_parser(|p| p.parse(&src, None))?;
     let root = tree.root_node();

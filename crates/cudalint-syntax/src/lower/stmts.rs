@@ -398,7 +398,7 @@ pub(super) fn parse_sequence_snippet(text: &str, offset: usize) -> Option<Stmt> 
     if text.len() > 16384 {
         return None;
     }
-    let text = text.replace("\\\n", "  ").replace("\\\r\n", "   ");
+    let text = joined_lines(text);
     // (the invocation's `;` ends the last statement: `INIT(...);` of a replacement ending in
     // `auto f = [&](int i) { ... }` leaves it to the caller)
     let src = format!("{PREFIX}{text}\n;}}");
@@ -428,6 +428,12 @@ pub(super) fn parse_sequence_snippet(text: &str, offset: usize) -> Option<Stmt> 
     Some(s)
 }
 
+/// A macro's replacement with its continued lines joined, each backslash and line end
+/// blanked so that offsets stay the file's.
+pub(super) fn joined_lines(text: &str) -> String {
+    text.replace("\\\n", "  ").replace("\\\r\n", "   ")
+}
+
 /// The launches a function-like macro's replacement makes (gpu4pyscf's `#define
 /// LAUNCH_JKMATRIX_KERNEL(KERNEL) KERNEL<<<workers, threads, buflen>>>(*envs, ...)`), with its
 /// parameters as names: each invocation in host code launches them with its arguments
@@ -437,7 +443,7 @@ pub(super) fn launches_in_snippet(text: &str, offset: usize) -> Vec<Launch> {
     if text.len() > 16384 {
         return Vec::new();
     }
-    let text = text.replace("\\\n", "  ").replace("\\\r\n", "   ");
+    let text = joined_lines(text);
     let src = format!("{PREFIX}{text}\n; }}");
     let Some(tree) = crate::with_parser(|p| p.parse(&src, None)) else {
         return Vec::new();
@@ -465,10 +471,7 @@ pub(super) fn launches_in_snippet(text: &str, offset: usize) -> Vec<Launch> {
 
 pub(super) fn parse_statement_snippet(text: &str, offset: usize) -> Option<Stmt> {
     const PREFIX: &str = "void __cudalint_m() { ";
-    let text = text
-        .trim_end()
-        .replace("\\\n", "  ")
-        .replace("\\\r\n", "   ");
+    let text = joined_lines(text.trim_end());
     let head = text.trim_start();
     let statement = head.starts_with("for")
         || head.starts_with("while")
