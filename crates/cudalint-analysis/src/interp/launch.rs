@@ -6,7 +6,6 @@ use super::names::split_template;
 use super::{Bindings, Frame, KernelRun, Ptr, Returns, TArg, Val};
 use crate::types;
 use cudalint_syntax::{BinOp, Expr, ExprKind, Function, Name, Span, Stmt, TemplateArg};
-use std::rc::Rc;
 
 /// Calls of a templated host function looked at for its instantiations.
 const MAX_HOST_CALLS: usize = 8;
@@ -565,7 +564,7 @@ impl KernelRun<'_> {
         host: &Function,
         index: usize,
         depth: usize,
-    ) -> Option<Vec<(Rc<str>, i64)>> {
+    ) -> Option<super::Members> {
         let key = (
             std::ptr::from_ref(host) as usize,
             index,
@@ -585,7 +584,7 @@ impl KernelRun<'_> {
         host: &Function,
         index: usize,
         depth: usize,
-    ) -> Option<Vec<(Rc<str>, i64)>> {
+    ) -> Option<super::Members> {
         let each = self.callers_pass(host, index, depth, MAX_HOST_CALLS, &mut |run, arg| {
             let v = run.pure_rvalue(arg);
             let (_, key) = run.local_object(&v)?;
@@ -601,7 +600,7 @@ impl KernelRun<'_> {
     }
 
     /// The members of local object `key` that hold constants.
-    pub(super) fn constant_members(&self, key: usize) -> Vec<(Rc<str>, i64)> {
+    pub(super) fn constant_members(&self, key: usize) -> super::Members {
         self.fields
             .iter()
             .filter(|(k, ..)| *k == key)

@@ -362,7 +362,7 @@ pub struct KernelRun<'p> {
     /// variant: (function, parameter, depth, variant) and the value, if one.
     param_constants: Vec<(ParamSource, Option<i64>)>,
     /// The same for the members of struct parameters callers pass by value.
-    param_members: Vec<(ParamSource, Option<Vec<(Rc<str>, i64)>>)>,
+    param_members: Vec<(ParamSource, Option<Members>)>,
     pub loops: Vec<LoopInfo>,
     pub accesses: Vec<RawAccess>,
     scopes: Vec<Vec<(Rc<str>, Val)>>,
@@ -435,6 +435,9 @@ pub struct KernelRun<'p> {
 /// Statements visited per kernel, inlined calls included: a bound on work for generated input.
 const MAX_STEPS: usize = 200_000;
 const MAX_CALL_DEPTH: usize = 8;
+
+/// Integer members of a struct value, by name, with their constants.
+pub(crate) type Members = Vec<(Rc<str>, i64)>;
 
 /// Launch-time bindings of one kernel configuration.
 #[derive(Clone, Debug, Default)]
