@@ -26,14 +26,18 @@ pub fn expand(models: &[&FileModel], paths: &[&str]) -> Vec<Option<FileModel>> {
             let wanted = |f: &cudalint_syntax::Function| {
                 f.param_macro
                     .as_ref()
-                    .is_some_and(|n| defs.contains_key(n.as_str()))
+                    .is_some_and(|(_, n)| defs.contains_key(n.as_str()))
             };
             if defs.is_empty() || !m.functions.iter().any(wanted) {
                 return None;
             }
             let mut copy = (*m).clone();
             for f in copy.functions.iter_mut().filter(|f| wanted(f)) {
-                let Some(found) = f.param_macro.as_ref().and_then(|n| defs.get(n.as_str())) else {
+                let Some((at, found)) = f
+                    .param_macro
+                    .as_ref()
+                    .and_then(|(at, n)| Some((*at, defs.get(n.as_str())?)))
+                else {
                     continue;
                 };
                 let shared = |o: usize| {
@@ -50,13 +54,12 @@ pub fn expand(models: &[&FileModel], paths: &[&str]) -> Vec<Option<FileModel>> {
                 };
                 // (the parameters are declared in the macro, another file perhaps: they are
                 // filed at the function's name)
-                f.params = params
-                    .iter()
-                    .map(|p| Param {
-                        span: f.name_span,
-                        ..p.clone()
-                    })
-                    .collect();
+                let written = params.iter().map(|p| Param {
+                    span: f.name_span,
+                    ..p.clone()
+                });
+                let at = at.min(f.params.len());
+                f.params.splice(at..at, written);
             }
             Some(copy)
         })

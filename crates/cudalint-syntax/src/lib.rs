@@ -352,7 +352,7 @@ mod tests {
         assert_eq!(&*m.defines[1].launches[0].kernel, "K");
         assert!(m.defines[2].as_params.is_none());
         assert!(m.functions[0].params.is_empty());
-        assert_eq!(m.functions[0].param_macro.as_deref(), Some("ARGS"));
+        assert_eq!(m.functions[0].param_macro, Some((0, Name::from("ARGS"))));
     }
 
     #[test]

@@ -417,10 +417,11 @@ pub struct Function {
     /// The pointer type it returns (`T* device_data() const`): where the analysis cannot
     /// follow what it returns, a pointer to that type all the same.
     pub returns_pointer: Option<TypeRef>,
-    /// Its parameter list is one object-like macro (gpu4pyscf's `rys_vjk_ip1_1111(
-    /// JKMATRIX_KERNEL_ARGS)`, the macro in a header): `params` is empty until the run finds the
-    /// macro (`Define::as_params`) and writes its parameters in.
-    pub param_macro: Option<Name>,
+    /// A parameter written as one object-like macro (gpu4pyscf's `rys_vjk_ip1_1111(
+    /// JKMATRIX_KERNEL_ARGS)`, the macro in a header), with how many parameters come before
+    /// it: `params` lacks the macro's until the run finds it (`Define::as_params`) and writes
+    /// them in there.
+    pub param_macro: Option<(usize, Name)>,
 }
 
 impl Function {

@@ -556,19 +556,7 @@ impl<'s> Lowerer<'s> {
         let name = self.text(name_node).to_string();
         let plist = decl.child_by_field_id(fid().parameters.get());
         let params = plist.map(|p| self.params_of(p)).unwrap_or_default();
-        let param_macro =
-            plist
-                .filter(|_| params.is_empty())
-                .and_then(|p| match named_children(p).as_slice() {
-                    [only]
-                        if only.kind() == "parameter_declaration"
-                            && only.child_by_field_id(fid().declarator.get()).is_none() =>
-                    {
-                        let t = only.child_by_field_id(fid().r#type.get())?;
-                        (t.kind() == "type_identifier").then(|| Name::from(self.text(t)))
-                    }
-                    _ => None,
-                });
+        let param_macro = plist.and_then(|p| self.parameter_macro(p));
         let parse_error = if n.has_error() { first_error(n) } else { None };
         let returns_pointer = n
             .child_by_field_id(fid().r#type.get())
@@ -612,6 +600,33 @@ impl<'s> Lowerer<'s> {
         self.current_fn = outer;
         self.kernel_pointers = outer_pointers;
         self.model.functions[index].body = body;
+    }
+
+    /// The one parameter that is a bare type name with no declarator, `k(KARGS)` or `k(KARGS,
+    /// int n)`: an object-like macro standing for parameters, with how many named parameters
+    /// come before it.
+    fn parameter_macro(&self, plist: Node) -> Option<(usize, Name)> {
+        let declared: Vec<Node> = named_children(plist)
+            .into_iter()
+            .filter(|p| {
+                matches!(
+                    p.kind(),
+                    "parameter_declaration" | "optional_parameter_declaration"
+                )
+            })
+            .collect();
+        let bare = |p: &Node| {
+            p.child_by_field_id(fid().declarator.get()).is_none()
+                && p.child_by_field_id(fid().r#type.get())
+                    .is_some_and(|t| t.kind() == "type_identifier")
+        };
+        let mut found = declared.iter().enumerate().filter(|(_, p)| bare(p));
+        let (at, p) = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        let t = p.child_by_field_id(fid().r#type.get())?;
+        Some((at, Name::from(self.text(t))))
     }
 
     /// A parameter list's parameters, of a function or a lambda.
