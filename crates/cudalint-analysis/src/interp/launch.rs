@@ -565,12 +565,7 @@ impl KernelRun<'_> {
         index: usize,
         depth: usize,
     ) -> Option<super::Members> {
-        let key = (
-            std::ptr::from_ref(host) as usize,
-            index,
-            depth,
-            self.lambda_variant,
-        );
+        let key = self.param_source(host, index, depth);
         if let Some((_, v)) = self.param_members.iter().find(|(k, _)| *k == key) {
             return v.clone();
         }
@@ -650,18 +645,24 @@ impl KernelRun<'_> {
         Some(values)
     }
 
+    /// What the caches of the callers' values are keyed by: the function, the parameter, the
+    /// depth and the lambda variant being evaluated.
+    fn param_source(&self, host: &Function, index: usize, depth: usize) -> super::ParamSource {
+        (
+            std::ptr::from_ref(host) as usize,
+            index,
+            depth,
+            self.lambda_variant,
+        )
+    }
+
     /// The constant every host call of `host` passes for its parameter `index` (`int
     /// filter_size = 9;` in `main`, passed to the wrapper that launches); none when the calls
     /// pass different values or one is not a constant.
     fn host_param_value(&mut self, host: &Function, index: usize, depth: usize) -> Option<i64> {
         // (every launch of the run, and every parameter the callers' own scopes need, asks
         // again: the callers are replayed once per lambda variant)
-        let key = (
-            std::ptr::from_ref(host) as usize,
-            index,
-            depth,
-            self.lambda_variant,
-        );
+        let key = self.param_source(host, index, depth);
         if let Some((_, v)) = self.param_constants.iter().find(|(k, _)| *k == key) {
             return *v;
         }
