@@ -116,17 +116,24 @@ def add(recs, r, name, fn, line, space, op, executed, copy=False):
         requests = executed
         wavefronts = float(r.get("L1 Wavefronts Shared") or 0)
         ideal = float(r.get("L1 Wavefronts Shared Ideal") or 0)
+        size = int(float(r.get("Access Size") or 32))
         if copy:
             # a copy's shared side: its wavefronts per request (what cudalint predicts)
             n = wavefronts / executed
-        elif n == 0 and wavefronts > 0 and ideal > 0:
-            # a predicated instruction that some warps run with every lane off (a loop
-            # nvcc did not unroll, `if (index < n)` as a predicate): ncu leaves its n-way
-            # at 0 and counts those warps as executed. The requests with a lane on are
-            # the ideal wavefronts over the ideal of one request (1, 2 for 8 bytes, 4
-            # for 16), and n-way is the wavefronts over those requests.
-            requests = ideal / max(1, int(float(r.get("Access Size") or 32)) // 32)
+        elif wavefronts > 0 and ideal > 0 and (n == 0 or (size <= 32 and op != "atomic")):
+            # ncu's n-way column is the wavefronts per request rounded down (1 where 27,380
+            # wavefronts over 14,060 requests are 1.95 a request), and a predicated
+            # instruction that some warps run with every lane off (a loop nvcc did not
+            # unroll, `if (index < n)` as a predicate) is counted as executed in those
+            # warps too, its n-way then 0. The requests with a lane on are the ideal
+            # wavefronts over the ideal of one request (1 for 4 bytes or less whatever
+            # lanes are on; 2 for 8 bytes, 4 for 16 with enough lanes on), and the figure
+            # is the wavefronts over those requests.
+            requests = ideal / max(1, size // 32)
             n = wavefronts / requests
+        elif wavefronts > 0 and op != "atomic":
+            # (an atomic's wavefronts count its compare-and-swap retries, as its ideal does)
+            n = wavefronts / executed
         if round(n, 2) not in rec["nway"]:
             rec["nway"].append(round(n, 2))
         rec["_sum"] += n * requests

@@ -24,6 +24,11 @@ pub struct Collected {
     pub warnings: Vec<String>,
 }
 
+/// Whether a path is a CUDA source a folder walk checks (`.cu`, `.cuh`, and their spellings).
+pub fn is_source(path: &Path) -> bool {
+    has_extension(path, EXTENSIONS)
+}
+
 /// CUDA sources by their last extension, and Bazel's and TensorFlow's spelling of them
 /// (`spmm.cu.cc`, `kernel.cu.cpp`: a C++ extension after `.cu` for the build's rules).
 fn has_extension(path: &Path, list: &[&str]) -> bool {

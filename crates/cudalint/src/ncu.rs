@@ -161,12 +161,14 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
             5..=8 => 2.0,
             _ => 4.0,
         };
+        // an atomic's wavefronts count its compare-and-swap retries, as its ideal does
         let (nway, requests) = shared_nway(
             get("L1 Conflicts Shared N-Way").parse().unwrap_or(0.0),
             get("L1 Wavefronts Shared").parse().unwrap_or(0.0),
             get("L1 Wavefronts Shared Ideal").parse().unwrap_or(0.0),
             ideal_nway,
             executed,
+            op != "atomic",
         );
         let excess = match space {
             "global" => get("L2 Theoretical Sectors Global Excessive")
@@ -198,7 +200,7 @@ pub fn parse(text: &str) -> Result<Vec<Measured>, String> {
     Ok(out.into_values().collect())
 }
 
-/// A shared instruction's n-way and the requests it is an average over. An access nvcc
+/// A shared instruction's wavefronts per request and the requests it is an average over. An access nvcc
 /// predicates in a loop it does not unroll (`if (index < n)` of a tree reduction) also runs in
 /// warps with every lane off: ncu counts those as executed and leaves its n-way at 0, so the
 /// figure is the wavefronts over the requests with a lane on (the ideal wavefronts over the
@@ -209,13 +211,68 @@ fn shared_nway(
     ideal: f64,
     ideal_nway: f64,
     executed: f64,
+    exact: bool,
 ) -> (f64, f64) {
-    if nway == 0.0 && wavefronts > 0.0 && ideal > 0.0 {
+    // ncu's n-way column is the wavefronts per request rounded down (1 for minimod's 3D
+    // stencil loads at 27,380 wavefronts over 14,060 requests): the quotient is exact. A
+    // request of 4 bytes a lane or less is one wavefront at best however many lanes are on,
+    // so its ideal counts the requests with a lane on; a wider one's ideal depends on them.
+    if wavefronts > 0.0 && ideal > 0.0 && (nway == 0.0 || (exact && ideal_nway == 1.0)) {
         let requests = ideal / ideal_nway;
         (wavefronts / requests, requests)
+    } else if exact && wavefronts > 0.0 && executed > 0.0 {
+        (wavefronts / executed, executed)
     } else {
         (nway, executed)
     }
+}
+
+/// The sources under `root` that `#include` a file of the profile: a kernel file that is part
+/// of another file's translation unit (cuda-samples' `bitonicSort.cu` defines
+/// `LOCAL_SIZE_LIMIT` and then includes `bitonicSort_kernels.cu`, whose kernels the profile
+/// names) is checked with the macros and launches of its includer, as a folder's `check` does.
+fn includers(root: &Path, profiled: &[Input]) -> Vec<Input> {
+    let names: Vec<&str> = profiled
+        .iter()
+        .filter_map(|i| Path::new(&i.path).file_name()?.to_str())
+        .collect();
+    let taken: std::collections::HashSet<PathBuf> = profiled
+        .iter()
+        .filter_map(|i| std::fs::canonicalize(&i.path).ok())
+        .collect();
+    let includes_one = |text: &str| {
+        text.lines().any(|l| {
+            let l = l.trim_start();
+            l.strip_prefix('#')
+                .map(str::trim_start)
+                .and_then(|l| l.strip_prefix("include"))
+                .is_some_and(|rest| {
+                    let spelled = rest.trim().trim_matches(|c| matches!(c, '"' | '<' | '>'));
+                    let base = spelled.rsplit('/').next().unwrap_or(spelled);
+                    names.contains(&base)
+                })
+        })
+    };
+    let mut out = Vec::new();
+    for entry in ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .build()
+        .flatten()
+    {
+        let path = entry.path();
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || !crate::inputs::is_source(path)
+            || std::fs::canonicalize(path).is_ok_and(|c| taken.contains(&c))
+        {
+            continue;
+        }
+        if let Ok((input, _)) = crate::inputs::read(&path.to_string_lossy()) {
+            if includes_one(&input.text) {
+                out.push(input);
+            }
+        }
+    }
+    out
 }
 
 /// Reads a report: the CSV export, or a `.ncu-rep` through `ncu` when it is on PATH.
@@ -489,6 +546,7 @@ pub fn run(
             None => unfound.push(m.file.clone()),
         }
     }
+    inputs.extend(includers(root, &inputs));
     // the profile's lines in headers are matched against the accesses reported there
     let skip = |_: &Path| false;
     let warnings = cudalint_rules::workspace::prepare(
@@ -538,10 +596,25 @@ mod tests {
     /// wavefronts against 3,072 ideal: 3.92 a request with a lane on, not 0.
     #[test]
     fn a_predicated_shared_access_is_priced_over_the_requests_with_a_lane_on() {
-        let (n, requests) = shared_nway(0.0, 12032.0, 3072.0, 1.0, 16384.0);
+        let (n, requests) = shared_nway(0.0, 12032.0, 3072.0, 1.0, 16384.0, true);
         assert_eq!(requests, 3072.0);
         assert!((n - 3.917).abs() < 0.01);
-        assert_eq!(shared_nway(2.0, 4096.0, 2048.0, 1.0, 2048.0), (2.0, 2048.0));
+        assert_eq!(
+            shared_nway(2.0, 4096.0, 2048.0, 1.0, 2048.0, true),
+            (2.0, 2048.0)
+        );
+    }
+
+    /// minimod's `s_u[sui][suj+1][suk]` on an H100: ncu's n-way column says 1 (it rounds
+    /// down), its wavefronts say 1.95 a request, most warps 2-way and the last ones with
+    /// fewer rows of lanes on; and an 8-byte load's figure is its wavefronts per request.
+    #[test]
+    fn the_n_way_is_the_wavefronts_per_request_not_the_rounded_column() {
+        let (n, requests) = shared_nway(1.0, 27380.0, 14060.0, 1.0, 14060.0, true);
+        assert_eq!(requests, 14060.0);
+        assert!((n - 1.947).abs() < 0.01);
+        let (n, _) = shared_nway(2.0, 3000.0, 2048.0, 2.0, 1024.0, true);
+        assert!((n - 2.93).abs() < 0.01);
     }
 
     /// One measured global load of `file` at `line`: 32 sectors a request, 4 ideal.
