@@ -493,6 +493,11 @@ pub fn callees(func: &Function) -> std::collections::BTreeSet<&str> {
 
 /// Every call expression in statements, outermost first.
 pub(crate) fn calls_in<'a>(body: &'a [Stmt], out: &mut Vec<&'a Expr>) {
+    cudalint_syntax::statement_exprs(body, &mut |e| calls_in_expr(e, out));
+}
+
+/// Every call expression in an expression, outermost first.
+pub(crate) fn calls_in_expr<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
     fn expr<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, depth: usize) {
         if depth > 64 {
             return;
@@ -533,5 +538,5 @@ pub(crate) fn calls_in<'a>(body: &'a [Stmt], out: &mut Vec<&'a Expr>) {
             _ => {}
         }
     }
-    cudalint_syntax::statement_exprs(body, &mut |e| expr(e, out, 0));
+    expr(e, out, 0)
 }

@@ -393,7 +393,9 @@ impl KernelRun<'_> {
             collect_decls_before(body, before, &mut stmts);
             modified_before(body, before, false, &mut modified);
         }
-        let (stmts, needed) = slice(&stmts, needed);
+        let (stmts, needed) = slice(&stmts, needed, &|callee, args, i| {
+            self.takes_by_reference(callee, args, i)
+        });
         if let Some(body) = &host.body {
             self.passed_by_reference(body, before, &needed, &mut modified);
         }
@@ -525,20 +527,24 @@ impl KernelRun<'_> {
                 if !needed.contains(n.as_str()) {
                     continue;
                 }
-                let by_ref = self
-                    .project
-                    .device_functions(callee, args.len(), self.file())
-                    .iter()
-                    .any(|(_, f)| {
-                        f.params
-                            .get(i)
-                            .is_some_and(|p| p.is_reference && !p.ty.is_const)
-                    });
-                if by_ref {
+                if self.takes_by_reference(callee, args.len(), i) {
                     out.insert(n.to_string());
                 }
             }
         }
+    }
+
+    /// Whether a function `callee` names, called with `args` arguments, takes argument `i` by
+    /// non-const reference.
+    fn takes_by_reference(&self, callee: &str, args: usize, i: usize) -> bool {
+        self.project
+            .device_functions(callee, args, self.file())
+            .iter()
+            .any(|(_, f)| {
+                f.params
+                    .get(i)
+                    .is_some_and(|p| p.is_reference && !p.ty.is_const)
+            })
     }
 
     /// What each host call of `host` passes for its parameter `index`, evaluated in its
@@ -1020,6 +1026,7 @@ fn int_expr(v: i64, span: Span) -> Expr {
 fn slice<'a>(
     stmts: &[&'a Stmt],
     mut needed: std::collections::HashSet<&'a str>,
+    by_reference: &dyn Fn(&str, usize, usize) -> bool,
 ) -> (Vec<&'a Stmt>, std::collections::HashSet<&'a str>) {
     let mut keep = vec![false; stmts.len()];
     for (i, s) in stmts.iter().enumerate().rev() {
@@ -1035,12 +1042,21 @@ fn slice<'a>(
                 }
             }
             Stmt::Expr(e) => {
-                if let ExprKind::Assign { lhs, .. } = &e.kind {
-                    if root_name(lhs).is_some_and(|n| needed.contains(n)) {
-                        keep[i] = true;
-                        names_read(e, &mut needed, 0);
-                    }
+                let assigns = matches!(&e.kind, ExprKind::Assign { lhs, .. }
+                    if root_name(lhs).is_some_and(|n| needed.contains(n)));
+                if assigns || passes_needed(e, &needed, by_reference) {
+                    keep[i] = true;
+                    names_read(e, &mut needed, 0);
                 }
+            }
+            // `int smem = get_sm_size(sizes, H, W, block);` sets `block` through a reference
+            Stmt::Decl(d)
+                if d.init
+                    .as_ref()
+                    .is_some_and(|e| passes_needed(e, &needed, by_reference)) =>
+            {
+                keep[i] = true;
+                names_read(d.init.as_ref().unwrap(), &mut needed, 0);
             }
             _ => {}
         }
@@ -1051,6 +1067,26 @@ fn slice<'a>(
         .filter_map(|(s, k)| k.then_some(*s))
         .collect();
     (kept, needed)
+}
+
+/// Whether `e` calls a function that takes a needed name by non-const reference
+/// (`pick(h, block)` with `dim3 &block`): what the name holds after is the callee's doing.
+fn passes_needed(
+    e: &Expr,
+    needed: &std::collections::HashSet<&str>,
+    by_reference: &dyn Fn(&str, usize, usize) -> bool,
+) -> bool {
+    let mut calls = Vec::new();
+    crate::project::calls_in_expr(e, &mut calls);
+    calls.iter().any(|c| {
+        let ExprKind::Call { callee, args, .. } = &c.kind else {
+            return false;
+        };
+        args.iter().enumerate().any(|(i, a)| {
+            matches!(&a.kind, ExprKind::Ident(n) if needed.contains(n.as_str()))
+                && by_reference(callee, args.len(), i)
+        })
+    })
 }
 
 /// The variable an assignment's target belongs to: `cfg` of `cfg.block.x` or `dims[0]`.
@@ -1168,7 +1204,10 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
         }
         match s {
             Stmt::Decl(d) if d.span.end <= before => out.push(s),
-            Stmt::Expr(e) if e.span.end <= before && matches!(e.kind, ExprKind::Assign { .. }) => {
+            Stmt::Expr(e)
+                if e.span.end <= before
+                    && matches!(e.kind, ExprKind::Assign { .. } | ExprKind::Call { .. }) =>
+            {
                 out.push(s)
             }
             Stmt::Block(b) => collect_decls_before(b, before, out),
