@@ -202,6 +202,7 @@ struct SampleResult {
     /// Evaluated lane by lane (not the worst case a value read from memory is given).
     exact: bool,
     block: [i64; 3],
+    sample: Sample,
 }
 
 fn eval_sample(
@@ -251,6 +252,7 @@ fn eval_sample(
                 ideal,
                 exact: false,
                 block: at,
+                sample,
             }));
         }
         Ok(addrs) => addrs,
@@ -265,6 +267,7 @@ fn eval_sample(
                 ideal,
                 exact: false,
                 block: at,
+                sample,
             }));
         }
         Err(e) => return Err(e),
@@ -299,6 +302,7 @@ fn eval_sample(
         ideal,
         exact: true,
         block: at,
+        sample,
     }))
 }
 
@@ -387,6 +391,18 @@ pub fn evaluate_addr(
             Err(e) => return Cost::not_evaluated(Class::Unknown(e)),
         };
     }
+    if let Err(e) = sample_blocks_apart(
+        a,
+        addr,
+        shape,
+        runtime,
+        loops,
+        all_warps,
+        masks,
+        &mut results,
+    ) {
+        return Cost::not_evaluated(Class::Unknown(e));
+    }
     let Some(first) = results.first() else {
         return Cost::not_evaluated(Class::Unknown(
             "no lane of the sampled warps executes this access".into(),
@@ -415,14 +431,92 @@ pub fn evaluate_addr(
     }
     // the lanes shown, the class and the fixes come from the costliest sample: where loop
     // iterations differ (`a[t * s]` for s = 1, 2, 8) the first may be the one that is fine
+    // (of the sampled block: the blocks beside it only average the figures in)
     let shown = results
         .iter()
+        .filter(|r| r.block == first.block)
         .max_by(|x, y| (x.cost / x.ideal.max(1e-9)).total_cmp(&(y.cost / y.ideal.max(1e-9))))
         .unwrap_or(first);
     let mut out = describe(a, addr, shape, runtime, shown, cost, ideal);
     out.samples = results.len() as u32;
     out.varies = varies;
     out
+}
+
+/// ncu's figures are a mean over every block. Where the next block along a dimension puts
+/// its warps at another offset within a sector (lid-driven-cavity's `v[col * 514 + row]` of
+/// doubles, `col` from `blockIdx.y`: rows 4,112 bytes apart, 9 sectors a request in one block
+/// and 8 in the next), the blocks that follow the sampled one are sampled too, as many as the
+/// offset takes to come round (at most 8), and the figures are their mean.
+#[allow(clippy::too_many_arguments)]
+fn sample_blocks_apart(
+    a: &RawAccess,
+    addr: &Sym,
+    shape: &Shape,
+    runtime: &[i64],
+    loops: &[LoopInfo],
+    all_warps: bool,
+    masks: &mut MaskCache,
+    results: &mut Vec<SampleResult>,
+) -> Result<(), String> {
+    let Some(first) = results.first() else {
+        return Ok(());
+    };
+    if a.space == Space::Shared || addr.data || !results.iter().all(|r| r.exact) {
+        return Ok(());
+    }
+    let (at, sample, active, addrs) = (first.block, first.sample, first.active, first.addrs);
+    let sector = shape.target.sector_bytes.max(1);
+    let mut extra = Vec::new();
+    for d in 0..3 {
+        if shape.grid_known && shape.grid[d] < 2 {
+            continue;
+        }
+        let block_at = |k: i64| {
+            let mut b = at;
+            b[d] = if shape.grid_known {
+                (at[d] + k) % shape.grid[d]
+            } else {
+                at[d] + k
+            };
+            b
+        };
+        let Some(next) = eval_sample(a, addr, shape, runtime, sample, block_at(1), masks)? else {
+            continue;
+        };
+        let lanes: Vec<usize> = (0..WARP).filter(|&l| active[l]).collect();
+        let Some(&l0) = lanes.first() else { continue };
+        let shift = next.addrs[l0] - addrs[l0];
+        let translated =
+            next.active == active && lanes.iter().all(|&l| next.addrs[l] - addrs[l] == shift);
+        let cycle = if !translated {
+            4
+        } else if shift.rem_euclid(sector) == 0 {
+            continue;
+        } else {
+            (sector / gcd(shift.rem_euclid(sector), sector)).min(8)
+        };
+        for k in 1..cycle {
+            extra.extend(sample_results(
+                a,
+                addr,
+                shape,
+                runtime,
+                loops,
+                (all_warps, block_at(k)),
+                masks,
+            )?);
+        }
+    }
+    results.extend(extra);
+    Ok(())
+}
+
+fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.abs()
 }
 
 /// Warps of the block with a lane on at the access, at iteration `iter` of its innermost loop

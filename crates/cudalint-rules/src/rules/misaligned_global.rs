@@ -23,12 +23,22 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
         .map(|(_, o)| o.rem_euclid(a.shape.target.sector_bytes))
         .unwrap_or(0);
     let text = ctx.text(a.loc);
+    // a pitch that is not a whole number of sectors moves the offset from block to block
+    let (where_, mean) = if a.cost.varies {
+        let [x, y, z] = a.cost.block_idx;
+        (
+            format!(" in block ({x}, {y}, {z}), at other offsets in other warps or blocks"),
+            " on average",
+        )
+    } else {
+        (String::new(), "")
+    };
     Some(super::make(
         "CL203",
         a,
         ctx,
         format!(
-            "global {} `{text}` is contiguous but starts {first} bytes into a {}-byte sector: {} sectors per request where {} would do",
+            "global {} `{text}` is contiguous but starts {first} bytes into a {}-byte sector{where_}: {} sectors per request{mean} where {} would do",
             super::op_word(a),
             a.shape.target.sector_bytes,
             fmt_num(s),
