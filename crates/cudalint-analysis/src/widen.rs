@@ -71,6 +71,7 @@ pub(crate) fn vector_merges(run: &interp::KernelRun, shape: &Shape, runtime: &[i
             || a.bytes >= f.struct_size
             || a.addr.data
             || a.piece.is_some()
+            || a.volatile
         {
             return None;
         }
@@ -170,6 +171,7 @@ pub(crate) fn adjacent_shared_merges(
                 && a.op != AccessOp::Atomic
                 && a.piece.is_none()
                 && !a.addr.data
+                && !a.volatile
                 && matches!(a.bytes, 4 | 8)
         })
         .filter_map(|(i, a)| ws.eval(&a.addr).ok().map(|l| (i, l)))
@@ -297,6 +299,7 @@ pub(crate) fn unrolled_shared_loads(
             || a.field.is_some()
             || a.piece.is_some()
             || a.addr.data
+            || a.volatile
             || !matches!(a.bytes, 4 | 8)
         {
             continue;

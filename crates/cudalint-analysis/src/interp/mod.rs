@@ -149,6 +149,10 @@ pub struct RawAccess {
     pub copied_from: Option<Sym>,
     /// The global load of an asynchronous copy.
     pub copy_source: bool,
+    /// Through a `volatile` pointer or object: nvcc issues each access as written, never two
+    /// members in one vector instruction (Barnes-Hut's four `posMassd[k].x = ...` stores to a
+    /// `volatile float4*`, four `STG.E` on an H100).
+    pub volatile: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -385,7 +389,7 @@ pub struct KernelRun<'p> {
     next_refs: Vec<Option<Place>>,
     /// The caller's locals a call's arguments name, where the callee takes them by non-const
     /// reference and they are not in memory.
-    next_local_refs: Vec<Option<Rc<str>>>,
+    next_local_refs: Vec<Option<(Rc<str>, bool)>>,
     /// `__shared__` scalars and structs declared in a body: name, the scope that holds the
     /// value the block last stored (what every thread reads after a barrier), and the place.
     shared_scalars: Vec<(Rc<str>, usize, Ptr)>,

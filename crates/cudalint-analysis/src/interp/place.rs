@@ -461,6 +461,7 @@ impl KernelRun<'_> {
                 issued_at: None,
                 copied_from: None,
                 copy_source: false,
+                volatile: place.ptr.elem.is_volatile || place.ty.is_volatile,
             });
         }
     }
