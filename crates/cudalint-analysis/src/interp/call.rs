@@ -16,6 +16,10 @@ use crate::types::TrimLiteral;
 use cudalint_syntax::{BinOp, Expr, ExprKind, FnKind, Function, Name, Span, TemplateArg, TypeRef};
 use std::rc::Rc;
 
+/// A caller's local a call's argument names: its name, its value before the call, and whether
+/// the argument was its address (`&x`).
+type CallerLocal = (Rc<str>, Option<Val>, bool);
+
 impl KernelRun<'_> {
     /// A call, tried family by family in the order the names could clash: memory intrinsics,
     /// built-ins, functional casts, cooperative groups and warp intrinsics, vector
@@ -218,7 +222,7 @@ impl KernelRun<'_> {
                             if self.lookup_local(n).is_some()
                                 && self.reference_place(n).is_none() =>
                         {
-                            Some(Rc::from(n.as_str()))
+                            Some((Rc::from(n.as_str()), false))
                         }
                         (
                             ExprKind::Unary {
@@ -235,7 +239,7 @@ impl KernelRun<'_> {
                                         matches!(v, Val::Int(_) | Val::Unknown(_))
                                     }) =>
                             {
-                                Some(Rc::from(n.as_str()))
+                                Some((Rc::from(n.as_str()), true))
                             }
                             _ => None,
                         },
@@ -783,12 +787,13 @@ impl KernelRun<'_> {
             }
         }
         // the caller's locals given by reference or address, with their values before the call
-        let locals: Vec<Option<(Rc<str>, Option<Val>)>> = std::mem::take(&mut self.next_local_refs)
+        // (with whether the caller wrote its address: only then is it a pointer's pointee)
+        let locals: Vec<Option<CallerLocal>> = std::mem::take(&mut self.next_local_refs)
             .into_iter()
             .map(|l| {
-                l.map(|n| {
+                l.map(|(n, address)| {
                     let v = self.lookup_local(&n).cloned();
-                    (n, v)
+                    (n, v, address)
                 })
             })
             .collect();
@@ -821,7 +826,7 @@ impl KernelRun<'_> {
                 if let Some(fr) = self.frames.last_mut() {
                     fr.refs.push((p.name.as_str().into(), place));
                 }
-            } else if let Some(Some((local, _))) = locals.get(i) {
+            } else if let Some(Some((local, _, _))) = locals.get(i) {
                 let param: Rc<str> = p.name.as_str().into();
                 written_back.push((param.clone(), local.clone()));
                 if let Some(fr) = self.frames.last_mut() {
@@ -833,7 +838,10 @@ impl KernelRun<'_> {
         // `*p` while the function runs
         let mut pointees = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
-            if let (false, 1, Some(Some((local, Some(v))))) =
+            // (a pointer the caller passes as it is, `assemble_R(m, sums, smem_svds)`, is
+            // not: its writes are to memory, where writing them to the caller's variable made
+            // the pointer `smem_svds` the value stored at `smem_svds[0]`)
+            if let (false, 1, Some(Some((local, Some(v), true)))) =
                 (p.is_reference, p.ty.pointer_depth, locals.get(i))
             {
                 let proxy: Rc<str> = format!("*{}", p.name).into();
