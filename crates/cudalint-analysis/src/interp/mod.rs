@@ -1030,6 +1030,12 @@ impl<'p> KernelRun<'p> {
                 }
             }
         }
+        // a function's own alias of a type its template parameters name (`using T2 = typename
+        // TypeConverter<T>::Type;` in a kernel for T = float): the alias in this instance's
+        // terms, where the lookup by name alone found it with `T` unbound (4 bytes assumed)
+        if let Some(bound) = self.alias_in_frame(ty) {
+            return bound;
+        }
         // typedefs of pointer types (`typedef float* fptr;`, `#define fptr float*`)
         if let Some(t) = types::typedef_of(&ty.name, self.types()).filter(|t| t.pointer_depth > 0) {
             let mut out = t.into_owned();
@@ -1037,6 +1043,73 @@ impl<'p> KernelRun<'p> {
             return out;
         }
         ty.clone()
+    }
+
+    /// `ty`, a typedef or alias whose target names the current frame's template parameters
+    /// (or a member type named through them), with their arguments written in (`typename`
+    /// dropped): `TypeConverter<float>::Type`.
+    fn alias_in_frame(&self, ty: &TypeRef) -> Option<TypeRef> {
+        let fr = self.frames.last()?;
+        if fr.template.is_empty() || types::builtin(&ty.name).is_some() {
+            return None;
+        }
+        // (or a member type named through them: `(typename TypeConverter<T>::Type*)out`)
+        let t = match types::typedef_of(&ty.name, self.types()) {
+            Some(t) => t,
+            None if ty.name.contains("::") => std::borrow::Cow::Owned(TypeRef {
+                pointer_depth: 0,
+                is_const: false,
+                ..ty.clone()
+            }),
+            None => return None,
+        };
+        let target = t.name.strip_prefix("typename ").unwrap_or(&t.name).trim();
+        let mut out = String::with_capacity(target.len() + 8);
+        let mut bound_any = false;
+        let mut word = String::new();
+        // (only inside a template's arguments: `KT::Params`, its qualifier a parameter bound
+        // to a struct, is the nested type the lookups of members find already)
+        let mut flush = |word: &mut String, out: &mut String, depth: usize| {
+            let arg = (depth > 0)
+                .then(|| fr.template.iter().find(|(n, _)| *n == word.as_str()))
+                .flatten();
+            match arg.map(|(_, a)| a) {
+                Some(TArg::Type(b)) if b.name != *word => {
+                    out.push_str(&b.name);
+                    out.push_str(&"*".repeat(b.pointer_depth as usize));
+                    bound_any = true;
+                }
+                Some(TArg::Val(Val::Int(v))) if v.as_const().is_some() => {
+                    out.push_str(&v.as_const().unwrap_or_default().to_string());
+                    bound_any = true;
+                }
+                _ => out.push_str(word),
+            }
+            word.clear();
+        };
+        let mut depth = 0usize;
+        for c in target.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out, depth);
+                out.push(c);
+                match c {
+                    '<' => depth += 1,
+                    '>' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        flush(&mut word, &mut out, depth);
+        if !bound_any {
+            return None;
+        }
+        let mut r = t.into_owned();
+        r.name = out.replace("typename ", "").into();
+        r.pointer_depth += ty.pointer_depth;
+        r.is_const |= ty.is_const;
+        Some(r)
     }
 
     /// Whether a parameter of type `ty` is an object whose members the analysis reads: a
