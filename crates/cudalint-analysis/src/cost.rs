@@ -467,9 +467,18 @@ fn sample_blocks_apart(
     }
     let (at, sample, active, addrs) = (first.block, first.sample, first.active, first.addrs);
     let sector = shape.target.sector_bytes.max(1);
+    // (the dimensions the address reads: another block along the others is the same warp)
+    let mut reads = [false; 3];
+    addr.visit_vars(&mut |v| {
+        if let crate::sym::Var::BlockIdx(d) = v {
+            if let Some(r) = reads.get_mut(d as usize) {
+                *r = true;
+            }
+        }
+    });
     let mut extra = Vec::new();
     for d in 0..3 {
-        if shape.grid_known && shape.grid[d] < 2 {
+        if !reads[d] || (shape.grid_known && shape.grid[d] < 2) {
             continue;
         }
         let block_at = |k: i64| {
