@@ -751,11 +751,7 @@ fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
 /// Translations by a multiple of this keep both sector and bank counts.
 fn period(t: &crate::Target) -> i64 {
     let row = t.banks * t.bank_bytes;
-    let (mut a, mut b) = (row, t.sector_bytes);
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    row / a * t.sector_bytes
+    row / gcd(row, t.sector_bytes) * t.sector_bytes
 }
 
 /// A gather's sectors at worst: each group of lanes that computed its address from the same

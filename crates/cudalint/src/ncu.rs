@@ -246,8 +246,8 @@ fn includers(root: &Path, profiled: &[Input]) -> Vec<Input> {
             l.strip_prefix('#')
                 .map(str::trim_start)
                 .and_then(|l| l.strip_prefix("include"))
-                .is_some_and(|rest| {
-                    let spelled = rest.trim().trim_matches(|c| matches!(c, '"' | '<' | '>'));
+                .and_then(cudalint_syntax::included_name)
+                .is_some_and(|spelled| {
                     let base = spelled.rsplit('/').next().unwrap_or(spelled);
                     names.contains(&base)
                 })

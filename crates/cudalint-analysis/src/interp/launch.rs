@@ -1050,13 +1050,15 @@ fn slice<'a>(
                 }
             }
             // `int smem = get_sm_size(sizes, H, W, block);` sets `block` through a reference
-            Stmt::Decl(d)
-                if d.init
+            Stmt::Decl(d) => {
+                if let Some(init) = d
+                    .init
                     .as_ref()
-                    .is_some_and(|e| passes_needed(e, &needed, by_reference)) =>
-            {
-                keep[i] = true;
-                names_read(d.init.as_ref().unwrap(), &mut needed, 0);
+                    .filter(|e| passes_needed(e, &needed, by_reference))
+                {
+                    keep[i] = true;
+                    names_read(init, &mut needed, 0);
+                }
             }
             _ => {}
         }
