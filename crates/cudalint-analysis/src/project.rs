@@ -310,6 +310,7 @@ impl<'p> Project<'p> {
                 };
                 let Some((_, def)) = self
                     .function_macro(callee, args.len(), fi)
+                    .or_else(|| self.variadic_macro(callee, args.len(), fi))
                     .filter(|(_, d)| !d.launches.is_empty())
                 else {
                     continue;
@@ -317,6 +318,22 @@ impl<'p> Project<'p> {
                 let params = def.params.as_deref().unwrap_or(&[]);
                 let written = |e: &Expr| {
                     cudalint_syntax::substitute::expand_expression_macro(params, e, args)
+                };
+                // `Func<T, 1, 128><<<grid, block>>>(__VA_ARGS__)`: the invocation's trailing
+                // arguments, however many
+                let fixed = params.len().saturating_sub(1);
+                let launch_args = |list: &[Expr]| -> Vec<Expr> {
+                    list.iter()
+                        .flat_map(|a| match &a.kind {
+                            ExprKind::Ident(n)
+                                if n == "__VA_ARGS__"
+                                    && params.last().is_some_and(|p| p == "__VA_ARGS__") =>
+                            {
+                                args.get(fixed..).unwrap_or(&[]).to_vec()
+                            }
+                            _ => vec![written(a)],
+                        })
+                        .collect()
                 };
                 for l in &def.launches {
                     let kernel = match params.iter().position(|p| *p == l.kernel) {
@@ -332,7 +349,7 @@ impl<'p> Project<'p> {
                             kernel,
                             template_args: l.template_args.clone(),
                             config: l.config.iter().map(written).collect(),
-                            args: l.args.iter().map(written).collect(),
+                            args: launch_args(&l.args),
                             span: call.span,
                             host_fn: Some(host),
                         },
@@ -374,6 +391,22 @@ impl<'p> Project<'p> {
             &self.visible[file],
             |f, i| files[f].defines.get(i),
             |d| d.params.as_ref().is_some_and(|p| p.len() == arity),
+        )
+    }
+
+    /// A variadic macro (`#define DISPATCH(size, Func, ...)`) an invocation with `arity`
+    /// arguments can call: at least its named parameters.
+    fn variadic_macro(&self, name: &str, arity: usize, file: usize) -> Option<(usize, &'p Define)> {
+        let files = self.files;
+        pick(
+            self.defines.get(name),
+            &self.visible[file],
+            |f, i| files[f].defines.get(i),
+            |d| {
+                d.params.as_ref().is_some_and(|p| {
+                    p.last().is_some_and(|l| l == "__VA_ARGS__") && arity + 1 >= p.len()
+                })
+            },
         )
     }
 

@@ -178,7 +178,7 @@ impl<'s> Lowerer<'s> {
             match self.text(c) {
                 "__shared__" => shared = true,
                 "__constant__" => constant = true,
-                "__device__" | "__managed__" => device = true,
+                "__device__" | "__managed__" | crate::preprocess::DEVICE_MARK => device = true,
                 "extern" => is_extern = true,
                 _ => {}
             }

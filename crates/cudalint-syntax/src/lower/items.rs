@@ -79,11 +79,21 @@ impl<'s> Lowerer<'s> {
         let Some(name) = n.child_by_field_id(fid().name.get()) else {
             return;
         };
+        // (a variadic macro's `...` is a parameter named `__VA_ARGS__`, as its body uses it)
         let params = n.child_by_field_id(fid().parameters.get()).map(|p| {
-            named_children(p)
+            let mut names: Vec<Name> = named_children(p)
                 .into_iter()
                 .map(|c| Name::from(self.text(c)))
-                .collect::<Vec<_>>()
+                .collect();
+            if self
+                .text(p)
+                .trim_end_matches([')', ' ', '\t'])
+                .ends_with("...")
+                && !names.last().is_some_and(|l| l.ends_with("..."))
+            {
+                names.push(Name::from("__VA_ARGS__"));
+            }
+            names
         });
         let value = n.child_by_field_id(fid().value.get());
         let body = value.and_then(|v| {
@@ -515,7 +525,7 @@ impl<'s> Lowerer<'s> {
                 }
                 _ => match self.text(c) {
                     "__global__" | crate::preprocess::KERNEL_MARK => kind = FnKind::Global,
-                    "__device__" => device = true,
+                    "__device__" | crate::preprocess::DEVICE_MARK => device = true,
                     "__host__" => host = true,
                     _ => {}
                 },

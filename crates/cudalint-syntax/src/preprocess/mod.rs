@@ -34,6 +34,10 @@ pub fn included_name(rest: &str) -> Option<&str> {
 /// grammar takes where `__global__` goes, read by the lowering as `__global__`.
 pub const KERNEL_MARK: &str = "[[G]]";
 
+/// The same for a device specifier's macro too short to hold `__device__` (adamw's `#define
+/// DEVICE __device__` on a table, `static DEVICE __const__ float qmap[]`): global memory.
+pub const DEVICE_MARK: &str = "[[D]]";
+
 /// Macros defined before any file is read: `-D` flags and cudalint.toml `defines`, over what
 /// nvcc predefines for a device compilation.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -670,6 +674,33 @@ fn declares_a_class(b: &[u8], at: usize) -> bool {
     }
 }
 
+/// GNU's alternate keywords, which the grammar does not know (`static __device__ __const__
+/// float qmap[] = {...}`), and the standard words they stand for.
+const GNU_ALTERNATES: &[(&str, &str)] = &[
+    ("__const__", "const"),
+    ("__const", "const"),
+    ("__volatile__", "volatile"),
+    ("__volatile", "volatile"),
+    ("__signed__", "signed"),
+];
+
+/// Writes each whole-word GNU alternate keyword of `src` as its standard word, padded with
+/// spaces to the same length so that every offset stays.
+fn spell_gnu_alternates(src: &str, bytes: &mut [u8]) {
+    let b = src.as_bytes();
+    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+    for (alternate, standard) in GNU_ALTERNATES {
+        for (i, _) in src.match_indices(alternate) {
+            let end = i + alternate.len();
+            if (i > 0 && word(&b[i - 1])) || b.get(end).is_some_and(word) {
+                continue;
+            }
+            bytes[i..end].fill(b' ');
+            bytes[i..i + standard.len()].copy_from_slice(standard.as_bytes());
+        }
+    }
+}
+
 pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
     const BLANKED: &[&str] = &[
         "__align__",
@@ -691,10 +722,18 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
         })
     };
     let on_references = reference_restricts(src);
-    if !restrict && on_references.is_empty() && !BLANKED.iter().any(|k| src.contains(k)) {
+    let alternates = GNU_ALTERNATES.iter().any(|(k, _)| src.contains(k));
+    if !restrict
+        && !alternates
+        && on_references.is_empty()
+        && !BLANKED.iter().any(|k| src.contains(k))
+    {
         return Cow::Borrowed(src);
     }
     let mut bytes = src.as_bytes().to_vec();
+    if alternates {
+        spell_gnu_alternates(src, &mut bytes);
+    }
     for r in on_references {
         blank_range(&mut bytes, r);
     }

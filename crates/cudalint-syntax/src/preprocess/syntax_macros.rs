@@ -191,6 +191,13 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
                 }
                 continue;
             }
+            if what == Specifier::Device && i - start >= super::DEVICE_MARK.len() {
+                blank_range(&mut out, start..i);
+                out[start..start + super::DEVICE_MARK.len()]
+                    .copy_from_slice(super::DEVICE_MARK.as_bytes());
+                changed = true;
+                continue;
+            }
             blank_range(&mut out, start..i);
         } else {
             blank_range(&mut out, start..i);
