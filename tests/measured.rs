@@ -279,8 +279,17 @@ fn estimated_requests_are_the_instructions_ncu_counts() {
             continue;
         };
         let audit = common::json(&["audit", "--format", "json", "--no-cache", fixture]);
+        let excepted = exceptions(&std::fs::read_to_string(root.join(fixture)).unwrap());
         for r in data["records"].as_array().unwrap() {
             if r["sass"].as_array().map(Vec::len) != Some(1) {
+                continue;
+            }
+            // (a line the fixture says ncu counts otherwise: lanes a data-dependent branch
+            // leaves off change the warps that issue it as much as its figure)
+            if r["line"]
+                .as_u64()
+                .is_some_and(|l| excepted.contains_key(&l))
+            {
                 continue;
             }
             let mine: Vec<f64> = audit["accesses"]

@@ -243,7 +243,11 @@ fn eval_sample(
                         ((count as i64 * bytes + 127) / 128).max(1) as f64,
                     )
                 }
-                _ => gathered_sectors(&addrs, &active, &ws.groups.get(), bytes, &shape.target),
+                _ => within_extent(
+                    gathered_sectors(&addrs, &active, &ws.groups.get(), bytes, &shape.target),
+                    a,
+                    &shape.target,
+                ),
             };
             return Ok(Some(SampleResult {
                 addrs,
@@ -260,10 +264,14 @@ fn eval_sample(
             // Worst case for an index read from memory: every active lane its own sector.
             let per_lane = ((bytes + 31) / 32).max(1) as f64;
             let ideal = ((count as i64 * bytes + 31) / 32).max(1) as f64;
+            let (cost, ideal) = match a.space {
+                Space::Global => within_extent((count as f64 * per_lane, ideal), a, &shape.target),
+                _ => (count as f64 * per_lane, ideal),
+            };
             return Ok(Some(SampleResult {
                 addrs: [0; WARP],
                 active,
-                cost: count as f64 * per_lane,
+                cost,
                 ideal,
                 exact: false,
                 block: at,
@@ -282,6 +290,16 @@ fn eval_sample(
         ),
         _ => sectors(&addrs, &active, bytes, &shape.target),
     };
+    // a compare-and-swap loop's `ATOMS.CAST.SPIN`: twice the width's wavefronts, conflicts
+    // or not, and twice one where the warp meets at one address (shared_cas_atomics.cu on an
+    // H100: 2 for a float at one address, in consecutive words or 32 words of one bank alike,
+    // 4 for consecutive doubles; aop's doubles at one address 2)
+    if a.cas && a.op == crate::interp::AccessOp::Atomic {
+        let mut lanes = (0..WARP).filter(|&l| active[l]).map(|l| addrs[l]);
+        let first = lanes.next();
+        let one_address = lanes.all(|x| Some(x) == first);
+        cost = 2.0 * if one_address { 1.0 } else { ideal };
+    }
     // a 16-byte copy with lanes of the warp switched off reads one sector more than its
     // lines hold (tools/measure/probes/ldgsts_partial.cu on an H100: 8 lanes over one whole
     // line 5, 16 lanes over two 9, 2 lanes over 32 bytes 2; 4- and 8-byte copies do not), and
@@ -752,6 +770,20 @@ fn classify(lanes: &[(u8, i64)], bytes: i64, cost: f64, ideal: f64) -> Class {
 fn period(t: &crate::Target) -> i64 {
     let row = t.banks * t.bank_bytes;
     row / gcd(row, t.sector_bytes) * t.sector_bytes
+}
+
+/// A gather into an array whose declaration fixes its size (adamw's 16-entry `_exp_qmap`, 64
+/// bytes: 2 sectors per request on an H200 where the worst case said 32) touches at most the
+/// sectors the array spans.
+fn within_extent((cost, ideal): (f64, f64), a: &RawAccess, t: &crate::Target) -> (f64, f64) {
+    match a.extent {
+        Some(e) if e > 0 => {
+            let spans = ((e + t.sector_bytes - 1) / t.sector_bytes) as f64;
+            let cost = cost.min(spans);
+            (cost, ideal.min(cost))
+        }
+        _ => (cost, ideal),
+    }
 }
 
 /// A gather's sectors at worst: each group of lanes that computed its address from the same

@@ -47,6 +47,10 @@ pub struct Impact {
     pub loops: Vec<LoopCount>,
     /// Loop iterations one instruction covers (a vector access of an unrolled loop).
     pub per_instruction: i64,
+    /// Times a compare-and-swap loop runs per warp: as many as the most lanes that meet in
+    /// one bank (one address or several), each round's losers retrying (1 for any other
+    /// access).
+    pub rounds: f64,
     /// Blocks of one launch: `None` when the launch's grid is not known (the estimate is
     /// then per block).
     pub blocks: Option<i64>,
@@ -58,7 +62,7 @@ impl Impact {
     /// How many times one warp executes the access.
     pub fn executions_per_warp(&self) -> f64 {
         let n: f64 = self.loops.iter().map(|l| l.count).product();
-        n / self.per_instruction.max(1) as f64
+        n / self.per_instruction.max(1) as f64 * self.rounds
     }
 
     /// Warp requests per block.
@@ -124,9 +128,37 @@ pub fn estimate(
         warps_per_block,
         loops: counts,
         per_instruction: a.iter_step.max(1),
+        rounds: if a.cas {
+            cas_rounds(&c.lanes, a.bytes)
+        } else {
+            1.0
+        },
         blocks,
         grid_from,
     })
+}
+
+/// How many rounds a compare-and-swap loop takes for these lanes: in each phase (the warp for
+/// 4-byte words, each half-warp for 8), the most lanes whose words fall in one bank
+/// (shared_cas_atomics.cu on an H100: 32 at one address and over 32 words of one bank, 2 for
+/// lane pairs on one word and for a stride of two words, 1 for consecutive words, floats or
+/// doubles).
+fn cas_rounds(lanes: &[(u8, i64)], bytes: i64) -> f64 {
+    let phase = if bytes > 4 { 16 } else { 32 };
+    let mut worst = 1;
+    for first in (0..32).step_by(phase) {
+        let mut per_bank = [0i64; 32];
+        for &(l, addr) in lanes {
+            if (l as usize) < first || l as usize >= first + phase {
+                continue;
+            }
+            for w in 0..((bytes + 3) / 4).max(1) {
+                per_bank[((addr / 4 + w) % 32) as usize] += 1;
+            }
+        }
+        worst = worst.max(per_bank.into_iter().max().unwrap_or(1));
+    }
+    worst as f64
 }
 
 /// The blocks with a lane at an access that the middle block of the grid does not run, and

@@ -134,6 +134,8 @@ pub struct Access {
     pub issued_at: Option<Loc>,
     /// The shared store of an asynchronous copy: its cost follows the global source's layout.
     pub copied: bool,
+    /// A compare-and-swap loop standing for an atomic shared memory has no instruction for.
+    pub cas: bool,
     /// Its excess traffic per launch, where the cost has figures.
     pub impact: Option<Impact>,
 }
@@ -517,6 +519,7 @@ fn analyze_kernel_inner(
                 narrowed_from: raw.narrowed_from,
                 issued_at: raw.issued_at,
                 copied: raw.copied_from.is_some(),
+                cas: raw.cas,
                 impact,
             };
             // the same access reached twice in one run (inlined helpers, macros) is kept once

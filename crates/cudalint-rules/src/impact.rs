@@ -45,6 +45,12 @@ pub fn figures(a: &Access, kernel_excess: f64, ctx: &Ctx) -> Option<ImpactFigure
             ),
         });
     }
+    if i.rounds > 1.0 {
+        assumptions.push(format!(
+            "the compare-and-swap loop runs {} times a warp: in each round one lane of those meeting in a bank succeeds",
+            crate::rules::fmt_num(i.rounds)
+        ));
+    }
     if i.per_instruction > 1 {
         assumptions.push(format!(
             "one instruction covers {} iterations of the innermost loop",

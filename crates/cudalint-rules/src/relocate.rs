@@ -121,6 +121,7 @@ impl Moves {
                 narrowed_from: _,
                 issued_at,
                 copied: _,
+                cas: _,
                 impact,
             } = x;
             self.loc(loc)?;
@@ -136,6 +137,7 @@ impl Moves {
                 warps_per_block: _,
                 loops,
                 per_instruction: _,
+                rounds: _,
                 blocks: _,
                 grid_from,
             }) = impact

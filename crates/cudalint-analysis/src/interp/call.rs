@@ -48,6 +48,9 @@ impl KernelRun<'_> {
             }
             return Val::Unknown("result of a lambda called where it is written".into());
         }
+        if let Some(v) = self.cub_block_reduce(callee, args, span) {
+            return v;
+        }
         let name = unqualified(callee);
         // CUDA's own, unless the program defines a function of that name (an `atomicAdd` for
         // doubles on old architectures): that one is what the call runs
@@ -248,6 +251,7 @@ impl KernelRun<'_> {
                 )
                 .collect()
         };
+        let functor_refs = refs.clone();
         self.next_refs = refs;
         let called = self.device_call(callee, name, targs, argv, span);
         self.next_refs.clear();
@@ -266,7 +270,10 @@ impl KernelRun<'_> {
         };
         // `cli(t, 3)` on an object: its struct's `operator()` (hoomd's `Index2D` indexers)
         let argv = if is_identifier(name) && self.lookup_local(name).is_some() {
-            match self.member_call(&format!("{name}.operator()"), targs, argv, span) {
+            self.next_refs = functor_refs;
+            let called = self.member_call(&format!("{name}.operator()"), targs, argv, span);
+            self.next_refs.clear();
+            match called {
                 Ok(v) => return v,
                 Err(argv) => argv,
             }
@@ -368,7 +375,21 @@ impl KernelRun<'_> {
             let place = self.index_ptr(p, sym::konst(0));
             let place_span = first.span;
             let idx = index_of(strip_addr(first));
+            let cas = kind == AccessOp::Atomic
+                && place.ptr.space == Space::Shared
+                && self.is_cas_atomic(name, &place.ty);
+            let from = self.accesses.len();
+            if cas {
+                // the loop's read of the word, again each round
+                self.record(&place, place_span, AccessOp::Load, idx);
+            }
             self.record(&place, place_span, kind, idx);
+            if cas {
+                for a in &mut self.accesses[from..] {
+                    a.cas = true;
+                    a.assumptions.push(CAS_NOTE.to_string());
+                }
+            }
             return match kind {
                 AccessOp::Store => Val::Unknown("void".into()),
                 AccessOp::Atomic => self.atomic_result(name, &place, &operands),
@@ -376,6 +397,27 @@ impl KernelRun<'_> {
             };
         }
         Val::Unknown(format!("`{name}` on something that is not a pointer").into())
+    }
+
+    /// Whether sm_90 compiles atomic `name` on a shared `ty` to a compare-and-swap loop: it
+    /// has `ATOMS.ADD` for 32-bit integers only, and no 64-bit arithmetic but exchange and
+    /// compare-and-swap (`__half2` and `__nv_bfloat162` adds go to a generic `ATOM`).
+    fn is_cas_atomic(&self, name: &str, ty: &TypeRef) -> bool {
+        if ty.pointer_depth > 0 {
+            return false;
+        }
+        let op = name.trim_end_matches("_block").trim_end_matches("_system");
+        let full = self.through_typedefs(&ty.name);
+        let floating = matches!(full.as_str(), "float" | "double");
+        let wide_integer = types::is_integer(&full)
+            && self
+                .layout_of(&TypeRef::named(&full))
+                .is_some_and(|l| l.size == 8);
+        match op {
+            "atomicAdd" => floating || wide_integer,
+            "atomicMax" | "atomicMin" | "atomicAnd" | "atomicOr" | "atomicXor" => wide_integer,
+            _ => false,
+        }
     }
 
     /// What an atomic returns to each lane: the value its own operation found. Where the
@@ -587,7 +629,20 @@ impl KernelRun<'_> {
     /// reference: the parameter is that place, read and written where the callee uses it.
     /// Evaluating a place records the loads its indices need, not the element's own.
     fn argument_places(&mut self, name: &str, args: &[Expr]) -> Vec<Option<Place>> {
-        let candidates = self.project.device_functions(name, args.len(), self.file());
+        let mut candidates = self.project.device_functions(name, args.len(), self.file());
+        // `scalar_op(out[i], in[i])` on a functor object: its struct's `operator()(OutT& dst,
+        // const InT src)` stores through its first argument
+        if candidates.is_empty() && is_identifier(name) {
+            if let Some(ty) = self.functor_struct(name) {
+                let qualified = format!("{}::operator()", super::names::split_template(&ty).0);
+                candidates = self
+                    .project
+                    .device_functions("operator()", args.len(), self.file())
+                    .into_iter()
+                    .filter(|(_, f)| f.name == qualified)
+                    .collect();
+            }
+        }
         let by_reference: Vec<bool> = (0..args.len())
             .map(|i| {
                 candidates.iter().any(|(_, f)| {
@@ -626,6 +681,16 @@ impl KernelRun<'_> {
                 }
             })
             .collect()
+    }
+
+    /// The struct a local object (or a reference to one) named `name` is an instance of.
+    fn functor_struct(&mut self, name: &str) -> Option<String> {
+        let value = self.lookup_local(name)?.clone();
+        let ty = match value {
+            Val::Aggregate { ty, .. } if ty.pointer_depth == 0 => ty.name,
+            v => self.local_object(&v)?.0.name,
+        };
+        Some(self.constructed_struct(&TypeRef::named(&ty))?.0)
     }
 
     /// A functional cast, `int64_t(i) * ne00` (llama.cpp): the argument, converted.
@@ -1664,6 +1729,9 @@ fn value_builtin(name: &str, argv: &[Val]) -> Option<Val> {
 
 /// CUDA's integer intrinsics that compute their result from their arguments alone.
 /// Functions that round a floating-point value to an integral one.
+/// Said on a compare-and-swap atomic: what nvcc makes of it and what ncu counts.
+const CAS_NOTE: &str = "sm_90 has no shared-memory instruction for this atomic: nvcc makes it a compare-and-swap loop, an `LDS` of the word then `ATOMS.CAST.SPIN`, which ncu counts at 2 wavefronts per request for 4 bytes (4 for 8) whatever the banks, and which runs again for every lane another lane beat to the word";
+
 const ROUNDING: &[&str] = &[
     "floor",
     "floorf",

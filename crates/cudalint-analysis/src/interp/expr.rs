@@ -372,6 +372,14 @@ impl KernelRun<'_> {
                 Val::Ptr(p)
             }
             Val::Int(s) if ty.pointer_depth == 0 => Val::Int(cast_int(&ty.name, s)),
+            // a pointer's address as an integer (`(unsigned long)start_p | mask`): still that
+            // place, counted in bytes, for the cast back to a pointer to find
+            Val::Ptr(mut p) if ty.pointer_depth == 0 && kept.is_some_and(|k| k >= 4) => {
+                p.elem = TypeRef::named("char");
+                p.dims = Rc::from(Vec::new());
+                p.path = None;
+                Val::Ptr(p)
+            }
             // an address held in an integer (RAFT's `uintptr_t bufs` workspace,
             // `reinterpret_cast<T*>(bufs + n * sizeof(T))`): global memory at that address,
             // which an allocation aligns as it does a pointer parameter's (a constant is a null
@@ -579,6 +587,21 @@ impl KernelRun<'_> {
                 if !p.dims.is_empty() {
                     p.dims = Rc::from(Vec::new());
                 }
+                Val::Ptr(p)
+            }
+            // (only an address cast to an integer meets a bitwise operator) its low bits
+            // (`(size_t)address & 2`, which half of a word a `__half` is) are its offset's,
+            // an allocation being aligned
+            (Val::Ptr(p), Val::Int(i)) | (Val::Int(i), Val::Ptr(p))
+                if op == BinOp::BitAnd && i.as_const().is_some_and(|m| (0..256).contains(&m)) =>
+            {
+                Val::Int(sym::binop(op, p.offset, i))
+            }
+            (Val::Ptr(mut p), Val::Int(i)) | (Val::Int(i), Val::Ptr(mut p))
+                if matches!(op, BinOp::BitOr | BinOp::BitAnd | BinOp::BitXor) =>
+            {
+                p.offset = sym::binop(op, p.offset, i);
+                p.path = None;
                 Val::Ptr(p)
             }
             (Val::Int(i), Val::Ptr(mut p)) if op == BinOp::Add => {

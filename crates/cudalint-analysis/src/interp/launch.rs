@@ -471,6 +471,7 @@ impl KernelRun<'_> {
             };
             self.declare(&p.name, v);
         }
+        self.host_statements = true;
         for s in stmts {
             self.stmt(s);
             if let Stmt::Decl(d) = s {
@@ -484,6 +485,22 @@ impl KernelRun<'_> {
                     let mut elem = self.resolve_type(&d.ty);
                     elem.pointer_depth = elem.pointer_depth.saturating_sub(1);
                     self.assign_local(&d.name, Val::Ptr(Ptr::global(d.name.as_str(), elem, None)));
+                }
+            }
+        }
+        self.host_statements = false;
+        // an array handed to a function before the launch holds what that function wrote
+        // (`getWorkSize(local)`): not what the statements kept here stored
+        if let Some(body) = &host.body {
+            let mut calls = Vec::new();
+            crate::project::calls_in(body, &mut calls);
+            for c in calls.into_iter().filter(|c| c.span.start < before) {
+                if let ExprKind::Call { args, .. } = &c.kind {
+                    for a in args {
+                        if let Some(n) = root_name(a) {
+                            self.forget_elements(n);
+                        }
+                    }
                 }
             }
         }

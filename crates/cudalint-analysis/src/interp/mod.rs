@@ -12,6 +12,7 @@
 
 mod call;
 mod closures;
+mod cub;
 mod expr;
 mod groups;
 mod lane_term;
@@ -153,6 +154,14 @@ pub struct RawAccess {
     /// members in one vector instruction (Barnes-Hut's four `posMassd[k].x = ...` stores to a
     /// `volatile float4*`, four `STG.E` on an H100).
     pub volatile: bool,
+    /// The bytes of the whole array where its declaration fixes them (`__device__ const float
+    /// qmap[16]`): a gather into it touches no more sectors than the array spans.
+    pub extent: Option<i64>,
+    /// An atomic sm_90 has no shared-memory instruction for (float, double and 64-bit
+    /// integer `atomicAdd`, 64-bit `atomicMax`...): a compare-and-swap loop, `LDS` then
+    /// `ATOMS.CAST.SPIN`, which ncu counts at twice the wavefronts of the width, whatever the
+    /// banks (fixture shared_cas_atomics.cu on an H100).
+    pub cas: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -345,6 +354,12 @@ pub struct KernelRun<'p> {
     runtime_index: crate::HashMap<String, u32>,
     /// How many stores each array has taken: a load after one reads a new value.
     stores_to: crate::HashMap<Rc<str>, usize>,
+    /// What the host code before a launch stored in its local arrays at constant indices
+    /// (`size_t blockSize[2]; blockSize[0] = BLOCK_X;`, OpenCL ports' work sizes), per array,
+    /// byte offset and width: read back by the launch's shape as nvcc reads registers.
+    local_elements: crate::HashMap<(Rc<str>, i64, i64), Val>,
+    /// Whether the statements being run are a host function's, before a launch.
+    host_statements: bool,
     /// Thread-private arrays that were given values that differ between lanes (`uint32_t
     /// x[4] = {in[t], ...}`, `x[0] = y;` of such a value): one of their elements, read at an
     /// index the warp shares, is each thread's own value, not one for the warp.
@@ -498,6 +513,8 @@ impl<'p> KernelRun<'p> {
             loaded_names: Default::default(),
             runtime_index: Default::default(),
             stores_to: Default::default(),
+            local_elements: Default::default(),
+            host_statements: false,
             varying_locals: Default::default(),
             unbound_types: Default::default(),
             host_template_params: Vec::new(),
@@ -899,7 +916,10 @@ impl<'p> KernelRun<'p> {
         let v = self.lookup_local(obj)?.clone();
         let (ty, key) = self.local_object(&v)?;
         let full = self.instantiate_type(&ty).name;
-        let (array, fty, union) = self.member_of(&full, name)?;
+        // (through a typedef of the struct: `const nbnxn_sci_t nbSci = a_plistSci[bidx];`)
+        let (array, fty, union) = self
+            .member_of(&full, name)
+            .or_else(|| self.member_of(&self.through_typedefs(&full), name))?;
         Some((key, array, fty, union))
     }
 

@@ -368,7 +368,16 @@ impl KernelRun<'_> {
     /// The named data members of the struct `ty` names (a template's instance through its
     /// definition), with whether each is an array.
     pub(super) fn member_names(&self, ty: &str) -> Vec<(String, bool)> {
-        self.member_names_through_bases(ty, 0)
+        let found = self.member_names_through_bases(ty, 0);
+        if !found.is_empty() {
+            return found;
+        }
+        // `typedef struct nbnxn_sci { int sci; ... } nbnxn_sci_t;`: the struct's members
+        let resolved = self.through_typedefs(ty);
+        if resolved == ty {
+            return found;
+        }
+        self.member_names_through_bases(&resolved, 0)
     }
 
     /// [`Self::member_names`] with those of the base classes first (PCL's `PtrStep<T>`, whose

@@ -420,6 +420,7 @@ impl KernelRun<'_> {
             pieces = skip_padding(pieces, &types::padding(&place.ty, self.types()));
         }
         let count = pieces.len() as u8;
+        let extent = self.array_extent(&place.ptr, place.field.as_ref());
         for (k, (offset, bytes)) in pieces.into_iter().enumerate() {
             let shared_index = shared_index.clone().map(|mut si| {
                 si.field_offset += offset;
@@ -462,8 +463,24 @@ impl KernelRun<'_> {
                 copied_from: None,
                 copy_source: false,
                 volatile: place.ptr.elem.is_volatile || place.ty.is_volatile,
+                extent,
+                cas: false,
             });
         }
+    }
+
+    /// The bytes of the array `p` indexes, from its declaration's dimensions, all constant.
+    fn array_extent(&self, p: &Ptr, field: Option<&super::FieldInfo>) -> Option<i64> {
+        let (_, dims) = p.path.as_ref()?;
+        let elems = dims
+            .iter()
+            .try_fold(1i64, |acc, &d| (d > 0).then(|| acc.saturating_mul(d)))?;
+        // (a member's access: the elements are the structs)
+        let element = match field {
+            Some(f) => f.struct_size,
+            None => self.layout_of(&p.elem)?.size,
+        };
+        Some(elems.saturating_mul(element))
     }
 
     /// A value loaded narrow and used again whole from its register (relu's `input[i] & 0xFF`
@@ -504,6 +521,14 @@ impl KernelRun<'_> {
 
     pub(super) fn loaded_value(&mut self, place: &Place) -> Val {
         let addr = &place.ptr.offset;
+        if place.ptr.space == Space::Local {
+            if let Some(v) = addr.as_const().and_then(|at| {
+                self.local_elements
+                    .get(&(place.ptr.base.clone(), at, place.bytes))
+            }) {
+                return v.clone();
+            }
+        }
         if place.ty.pointer_depth > 0 {
             let mut elem = place.ty.clone();
             elem.pointer_depth -= 1;
@@ -556,6 +581,30 @@ impl KernelRun<'_> {
         } else {
             let name = self.loaded_name(&place.ptr.base, addr);
             Val::Int(self.runtime_var(&name, None))
+        }
+    }
+
+    /// A store to a thread's own array: in a host function's straight-line statements, at a
+    /// constant index, its value is kept for the launch to read back; any other store makes
+    /// what the array held unknown.
+    fn keep_element(&mut self, place: &Place, v: &Val) {
+        let base = place.ptr.base.clone();
+        let at = place.ptr.offset.as_const();
+        let sure = self.host_statements && self.loop_stack.is_empty() && self.divergent == 0;
+        let (Some(at), true) = (at, sure) else {
+            self.forget_elements(&base);
+            return;
+        };
+        let end = at + place.bytes;
+        self.local_elements
+            .retain(|(b, o, n), _| *b != base || o + n <= at || end <= *o);
+        self.local_elements
+            .insert((base, at, place.bytes), v.clone());
+    }
+
+    pub(super) fn forget_elements(&mut self, base: &str) {
+        if !self.local_elements.is_empty() {
+            self.local_elements.retain(|(b, ..), _| &**b != base);
         }
     }
 
@@ -688,6 +737,9 @@ impl KernelRun<'_> {
                     let idx = index_of(lhs);
                     if p.ptr.space == Space::Local && super::differs_between_lanes(&v) {
                         self.varying_locals.insert(p.ptr.base.clone());
+                    }
+                    if p.ptr.space == Space::Local {
+                        self.keep_element(&p, &v);
                     }
                     self.record(&p, lhs.span, AccessOp::Store, idx);
                 }

@@ -111,7 +111,12 @@ impl KernelRun<'_> {
             }
             Stmt::Block(b) => self.stmts(b),
             Stmt::If { cond, then, els } => {
-                let c = self.rvalue(cond).sym();
+                let mut c = self.rvalue(cond).sym();
+                // (not where it tests what the loop around it changes: `if (pidx == 2)` after
+                // `points[++pidx] = ...` holds in some iteration, whatever the first one saw)
+                if c.as_const().is_some() && self.reads_carried(cond) {
+                    c = sym::unknown("a condition on what the loop changes");
+                }
                 // a condition known at analysis time (a launch literal, NULL, a template
                 // argument) leaves the other branch dead: its accesses never execute
                 if let Some(v) = c.as_const() {
@@ -360,6 +365,7 @@ impl KernelRun<'_> {
         let ty = self.resolve_type(&d.ty);
         if !d.dims.is_empty() {
             let v = self.array_decl(d, ty);
+            self.forget_elements(d.name.as_str());
             if let Some(init) = &d.init {
                 let values = self.rvalue(init);
                 let items: Vec<Val> = match &init.kind {
@@ -442,9 +448,13 @@ impl KernelRun<'_> {
                     && !d.shared
                     && (matches!(v, Val::Unknown(_)) || d.init.as_ref().is_some_and(is_lvalue))
                 // `Strides s = {1, 32};`: a struct's members braced in order, not a pair
-                || matches!(v, Val::Vector(_))
+                // (or one member: `CopyWithScaleOp<T> op{scale};`, a functor)
+                || matches!(v, Val::Vector(_) | Val::Int(_))
                     && matches!(&d.init, Some(Expr { kind: ExprKind::Init(_), .. }))
-                    && types::is_struct(&self.through_typedefs(&ty.name), self.types())
+                    && types::is_struct(
+                        super::names::split_template(&self.through_typedefs(&ty.name)).0,
+                        self.types(),
+                    )
                     && !d.shared =>
             {
                 let key = self.objects.len();
@@ -512,12 +522,20 @@ impl KernelRun<'_> {
     /// strides of its indices, even when the outer one is not known (`lut[K_TILE / 8][256]`
     /// with K_TILE a template parameter); the padding proof needs them all constant.
     fn array_decl(&mut self, d: &Decl, ty: TypeRef) -> Val {
+        // (`float qmap[] = {...}`: as many elements as the braces hold)
+        let braced = match &d.init {
+            Some(Expr {
+                kind: ExprKind::Init(items),
+                ..
+            }) if d.dims.len() == 1 => items.len() as i64,
+            _ => 0,
+        };
         let dims: Vec<Sym> = d
             .dims
             .iter()
             .map(|dim| match &dim.size {
                 Some(e) => self.pure_rvalue(e).sym(),
-                None => sym::konst(0),
+                None => sym::konst(braced),
             })
             .collect();
         let space = if d.shared {

@@ -22,6 +22,9 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
     if a.copied {
         return Some(copy_finding(a, ctx, &text, w, i));
     }
+    if a.cas && a.op == cudalint_analysis::AccessOp::Atomic {
+        return Some(cas_finding(a, ctx, &text, w, i));
+    }
     let ways = w / i;
     let width = a.shape.target.bank_bytes;
     let group = cudalint_analysis::cost::shared_phase_lanes(
@@ -82,6 +85,30 @@ pub fn check(a: &Access, ctx: &Ctx) -> Option<Diagnostic> {
         super::standard_notes(a, ctx),
         Some(fix),
     ))
+}
+
+/// An atomic shared memory has no instruction for is a compare-and-swap loop: its cost is the
+/// loop's, not the banks' (the note on the access says what nvcc makes of it).
+fn cas_finding(a: &Access, ctx: &Ctx, text: &str, w: f64, i: f64) -> Diagnostic {
+    let message = format!(
+        "shared atomic `{text}` is a compare-and-swap loop on sm_90: {} wavefronts per request where a native atomic takes {}, and again for every lane another lane beat to the word",
+        fmt_num(w),
+        fmt_num(i)
+    );
+    let fix = Fix {
+        title: "reduce within the warp first (`__shfl_down_sync`, `cooperative_groups::reduce`) and let one lane do the atomic, or accumulate a 32-bit integer (fixed point) with a native `atomicAdd`".into(),
+        applicability: Applicability::DisplayOnly,
+        edits: Vec::new(),
+        sketch: None,
+    };
+    super::make(
+        "CL301",
+        a,
+        ctx,
+        message,
+        super::standard_notes(a, ctx),
+        Some(fix),
+    )
 }
 
 /// The shared side of an asynchronous copy costs what its global source's layout makes it
