@@ -1904,3 +1904,25 @@ fn vexing_subscripts_are_loads_and_enums_are_as_wide_as_their_type() {
     assert_eq!(bytes_of("s[t]"), [1], "{out}");
     assert_eq!(bytes_of("w[t]"), [2], "{out}");
 }
+
+#[test]
+fn launch_sizes_kept_in_a_local_array_are_read_back_unless_a_call_is_given_the_array() {
+    let dir = scratch("size-arrays");
+    let kernel = "__global__ void k(float* out) { out[threadIdx.y * 64 + threadIdx.x] = 1.0f; }\n";
+    let block_of = |host: &str| {
+        let f = dir.join("k.cu");
+        std::fs::write(&f, format!("{kernel}{host}")).unwrap();
+        let out = common::json(&["audit", "--format", "json", "--no-cache", &s(&f)]);
+        out["accesses"][0]["block"].clone()
+    };
+    // an element's value handed to printf leaves the array as the statements set it
+    let read = block_of(
+        "void run(float* o) {\n  size_t local[2];\n  local[0] = 64;\n  local[1] = 4;\n  printf(\"%zu\", local[0]);\n  k<<<1, dim3(local[0], local[1])>>>(o);\n}\n",
+    );
+    assert_eq!(read, serde_json::json!([64, 4, 1]));
+    // the array itself handed to a function holds what that function wrote
+    let handed = block_of(
+        "void sizes(size_t* l);\nvoid run(float* o) {\n  size_t local[2];\n  local[0] = 64;\n  local[1] = 4;\n  sizes(local);\n  k<<<1, dim3(local[0], local[1])>>>(o);\n}\n",
+    );
+    assert_ne!(handed, serde_json::json!([64, 4, 1]));
+}

@@ -496,8 +496,18 @@ impl KernelRun<'_> {
             crate::project::calls_in(body, &mut calls);
             for c in calls.into_iter().filter(|c| c.span.start < before) {
                 if let ExprKind::Call { args, .. } = &c.kind {
+                    // (the array itself or an element's address, not an element's value:
+                    // `printf("%zu", local[0])` changes nothing)
                     for a in args {
-                        if let Some(n) = root_name(a) {
+                        let handed = match &a.kind {
+                            ExprKind::Ident(n) => Some(n.as_str()),
+                            ExprKind::Unary {
+                                op: cudalint_syntax::UnOp::AddrOf,
+                                arg,
+                            } => root_name(arg),
+                            _ => None,
+                        };
+                        if let Some(n) = handed {
                             self.forget_elements(n);
                         }
                     }

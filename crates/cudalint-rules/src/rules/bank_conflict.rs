@@ -95,20 +95,7 @@ fn cas_finding(a: &Access, ctx: &Ctx, text: &str, w: f64, i: f64) -> Diagnostic 
         fmt_num(w),
         fmt_num(i)
     );
-    let fix = Fix {
-        title: "reduce within the warp first (`__shfl_down_sync`, `cooperative_groups::reduce`) and let one lane do the atomic, or accumulate a 32-bit integer (fixed point) with a native `atomicAdd`".into(),
-        applicability: Applicability::DisplayOnly,
-        edits: Vec::new(),
-        sketch: None,
-    };
-    super::make(
-        "CL301",
-        a,
-        ctx,
-        message,
-        super::standard_notes(a, ctx),
-        Some(fix),
-    )
+    advice_finding(a, ctx, message, "reduce within the warp first (`__shfl_down_sync`, `cooperative_groups::reduce`) and let one lane do the atomic, or accumulate a 32-bit integer (fixed point) with a native `atomicAdd`")
 }
 
 /// The shared side of an asynchronous copy costs what its global source's layout makes it
@@ -119,8 +106,13 @@ fn copy_finding(a: &Access, ctx: &Ctx, text: &str, w: f64, i: f64) -> Diagnostic
         fmt_num(w),
         fmt_num(i)
     );
+    advice_finding(a, ctx, message, "make the copy's global source contiguous (neighbouring lanes copying neighbouring bytes; its global load is on the same line) and its destinations conflict-free")
+}
+
+/// A CL301 finding whose fix is advice to follow by hand, not an edit.
+fn advice_finding(a: &Access, ctx: &Ctx, message: String, advice: &str) -> Diagnostic {
     let fix = Fix {
-        title: "make the copy's global source contiguous (neighbouring lanes copying neighbouring bytes; its global load is on the same line) and its destinations conflict-free".into(),
+        title: advice.into(),
         applicability: Applicability::DisplayOnly,
         edits: Vec::new(),
         sketch: None,
