@@ -916,10 +916,7 @@ impl<'p> KernelRun<'p> {
         let v = self.lookup_local(obj)?.clone();
         let (ty, key) = self.local_object(&v)?;
         let full = self.instantiate_type(&ty).name;
-        // (through a typedef of the struct: `const nbnxn_sci_t nbSci = a_plistSci[bidx];`)
-        let (array, fty, union) = self
-            .member_of(&full, name)
-            .or_else(|| self.member_of(&self.through_typedefs(&full), name))?;
+        let (array, fty, union) = self.member_of(&full, name)?;
         Some((key, array, fty, union))
     }
 

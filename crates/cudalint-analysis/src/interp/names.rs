@@ -188,6 +188,17 @@ impl KernelRun<'_> {
     /// (`tile<I_, J_, half2>` for `tile<16, 4, half2>`, I_ = 16, J_ = 4), else the primary
     /// template.
     pub(super) fn struct_instance(&self, full: &str) -> Option<(String, Vec<(String, String)>)> {
+        self.struct_instance_named(full).or_else(|| {
+            // `typedef struct nbnxn_sci { int sci; ... } nbnxn_sci_t;`: the struct it names
+            let resolved = self.through_typedefs(full);
+            (resolved != full)
+                .then(|| self.struct_instance_named(&resolved))
+                .flatten()
+        })
+    }
+
+    /// [`Self::struct_instance`] by the name as written.
+    fn struct_instance_named(&self, full: &str) -> Option<(String, Vec<(String, String)>)> {
         let (base, args) = split_template(full);
         self.struct_instance_of(base, &args).or_else(|| {
             // namespaces are not modelled: `qsim::Complex<double>` is the program's `Complex`
@@ -368,16 +379,7 @@ impl KernelRun<'_> {
     /// The named data members of the struct `ty` names (a template's instance through its
     /// definition), with whether each is an array.
     pub(super) fn member_names(&self, ty: &str) -> Vec<(String, bool)> {
-        let found = self.member_names_through_bases(ty, 0);
-        if !found.is_empty() {
-            return found;
-        }
-        // `typedef struct nbnxn_sci { int sci; ... } nbnxn_sci_t;`: the struct's members
-        let resolved = self.through_typedefs(ty);
-        if resolved == ty {
-            return found;
-        }
-        self.member_names_through_bases(&resolved, 0)
+        self.member_names_through_bases(ty, 0)
     }
 
     /// [`Self::member_names`] with those of the base classes first (PCL's `PtrStep<T>`, whose
