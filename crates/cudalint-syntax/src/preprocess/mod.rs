@@ -302,6 +302,10 @@ fn prepare_all<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
         Cow::Borrowed(_) => unwrapped,
         Cow::Owned(s) => Cow::Owned(s),
     };
+    let uncommented = match blank_null_directives(&uncommented) {
+        Cow::Borrowed(_) => uncommented,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     let selected = match select_branches(&uncommented, defines) {
         Cow::Borrowed(_) => uncommented,
         Cow::Owned(s) => Cow::Owned(s),
@@ -633,8 +637,48 @@ pub fn blank_directive_comments(src: &str) -> Cow<'_, str> {
     }
 }
 
+/// A line holding only `#` is the null directive, which does nothing (kurtosis'
+/// `StoreElement.h`); the grammar has no rule for it, so it is blanked.
+fn blank_null_directives(src: &str) -> Cow<'_, str> {
+    let b = src.as_bytes();
+    let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\r');
+    let nulls: Vec<usize> = src
+        .match_indices('#')
+        .map(|(i, _)| i)
+        .filter(|&i| {
+            let line_start = b[..i]
+                .iter()
+                .rposition(|c| *c == b'\n')
+                .map_or(0, |p| p + 1);
+            let line_end = b[i + 1..]
+                .iter()
+                .position(|c| *c == b'\n')
+                .map_or(b.len(), |p| i + 1 + p);
+            b[line_start..i].iter().all(blank) && b[i + 1..line_end].iter().all(blank)
+        })
+        .collect();
+    if nulls.is_empty() {
+        return Cow::Borrowed(src);
+    }
+    let mut bytes = b.to_vec();
+    for i in nulls {
+        bytes[i] = b' ';
+    }
+    Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
+}
+
 #[cfg(test)]
 mod directive_comment_tests {
+    #[test]
+    fn a_null_directive_is_blanked_and_others_kept() {
+        let src = "#include <a>\n#\n  # \r\nint x; // # x\n#define H(a) #a\n";
+        let out = super::blank_null_directives(src);
+        assert_eq!(
+            out,
+            "#include <a>\n \n    \r\nint x; // # x\n#define H(a) #a\n"
+        );
+    }
+
     #[test]
     fn comments_in_continued_defines_are_blanked_and_others_kept() {
         let src = "#define C(x) \\\n  do { /* a */ \\\n  /* b \\\n c */ f(x); } while (0)\n/* kept */ int k; // \"/*\"\n#define S \"/* not a comment */\"\n";
