@@ -876,6 +876,10 @@ impl KernelRun<'_> {
             this,
         });
         self.scopes.push(Vec::new());
+        let address_return = std::mem::replace(
+            &mut self.address_return,
+            std::mem::take(&mut self.next_returns_address).then_some(self.frames.len()),
+        );
         let given = argv.len();
         let places = std::mem::take(&mut self.next_refs);
         let mut written_back: Vec<(Rc<str>, Rc<str>)> = Vec::new();
@@ -984,6 +988,7 @@ impl KernelRun<'_> {
         }
         self.mask = mask;
         self.site_override = site_override;
+        self.address_return = address_return;
         self.call_sites.pop();
         self.restrict.truncate(restrict_before);
         // what the reference parameters hold where the function returns: at its end, or
@@ -1318,6 +1323,23 @@ impl KernelRun<'_> {
         );
         self.next_this = None;
         called.unwrap_or_else(|_| Val::Unknown(format!("`{ty}::operator[]`").into()))
+    }
+
+    /// `base[i]` written where an lvalue goes (`out[j] = v`, `out[j] += v`) through a
+    /// `T& operator[]`: the element it returns a reference to.
+    pub(super) fn object_subscript_place(
+        &mut self,
+        base: &Expr,
+        index: &Expr,
+        span: Span,
+    ) -> Option<Place> {
+        self.next_returns_address = true;
+        let v = self.object_subscript(base, index, span);
+        self.next_returns_address = false;
+        match v {
+            Val::Ptr(p) => Some(self.index_ptr(p, sym::konst(0))),
+            _ => None,
+        }
     }
 
     /// A struct the kernel is given, as a local object whose members hold what the launch
@@ -1991,6 +2013,13 @@ pub(super) fn select_val(c: Sym, a: Val, b: Val) -> Val {
             Some(p) => Val::Ptr(p),
             None => Val::Unknown("a value that differs between a function's returns".into()),
         },
+        // a pointer or null (`out_buf ? out_idx_buf : in_idx` with `in_idx` a launch's
+        // nullptr): where it is used, a test has found it set
+        (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
+            if z.as_const() == Some(0) =>
+        {
+            p
+        }
         // a function that returns no value on its last path (`void`, or falls off the end)
         (a, Val::Unknown(r)) if &*r == "void" || r.ends_with("returns no value") => a,
         (Val::Unknown(r), _) | (_, Val::Unknown(r)) => Val::Unknown(r),

@@ -156,17 +156,7 @@ impl KernelRun<'_> {
                 None if self.assumed_four_bytes(t) => Val::Int(sym::konst(4)),
                 None => Val::Unknown(format!("sizeof({})", t.name).into()),
             },
-            ExprKind::SizeofExpr(inner) => match &inner.kind {
-                ExprKind::Ident(n) => {
-                    let t = TypeRef::named(n);
-                    match self.layout_of(&t) {
-                        Some(l) => Val::Int(sym::konst(l.size)),
-                        None if self.assumed_four_bytes(&t) => Val::Int(sym::konst(4)),
-                        None => Val::Unknown("sizeof expression".into()),
-                    }
-                }
-                _ => Val::Unknown("sizeof expression".into()),
-            },
+            ExprKind::SizeofExpr(inner) => self.sizeof_expr(inner),
             ExprKind::Comma(a, b) => {
                 self.rvalue(a);
                 self.rvalue(b)
@@ -210,13 +200,17 @@ impl KernelRun<'_> {
     }
 
     /// Unary operators other than `*p` (a place): `&a[i]` is a pointer, `++i` an update.
-    fn unary(&mut self, op: UnOp, arg: &Expr) -> Val {
+    pub(super) fn unary(&mut self, op: UnOp, arg: &Expr) -> Val {
         match op {
             UnOp::AddrOf => {
                 // a local object's address stands for the object: a helper's `p->f` is its
                 // member (`gpu_first(&p)`)
                 if let Some(obj) = self.local_object_named(arg) {
                     return obj;
+                }
+                // `&DEVICE_LINEAR_GET(y, i)`: the address of the lvalue the macro stands for
+                if let Some((expanded, _)) = self.macro_lvalue(arg) {
+                    return self.unary(UnOp::AddrOf, &expanded);
                 }
                 match self.place(arg) {
                     // `&(buf[i].cam_pos)`: a pointer to the member, a `float3` (its `->x` is
@@ -236,7 +230,10 @@ impl KernelRun<'_> {
             }
             UnOp::Neg => Val::Int(sym::un(UnaryOp::Neg, self.rvalue(arg).sym())),
             UnOp::Plus => self.rvalue(arg),
-            UnOp::Not => Val::Int(sym::un(UnaryOp::Not, self.rvalue(arg).sym())),
+            UnOp::Not => {
+                let v = self.rvalue(arg);
+                Val::Int(sym::un(UnaryOp::Not, self.truth(v).sym()))
+            }
             UnOp::BitNot => Val::Int(sym::un(UnaryOp::BitNot, self.rvalue(arg).sym())),
             UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec => {
                 let delta = if matches!(op, UnOp::PreInc | UnOp::PostInc) {
@@ -274,7 +271,8 @@ impl KernelRun<'_> {
 
     /// `c ? a : b`: each arm under its part of the lane mask; the value is a per-lane select.
     fn conditional(&mut self, cond: &Expr, then: &Expr, els: &Expr) -> Val {
-        let c = self.rvalue(cond).sym();
+        let c = self.rvalue(cond);
+        let c = self.truth(c).sym();
         // decided where it is compiled (`FAST ? in[t] : in[t * S]` with FAST a template
         // value): the other arm is no code, and none of its loads are issued
         if let Some(k) = c.as_const() {
@@ -305,6 +303,13 @@ impl KernelRun<'_> {
                 Some(p) => Val::Ptr(p),
                 None => Val::Unknown("conditional with arms of different kinds".into()),
             },
+            // `out_buf ? out_idx_buf : in_idx` with `in_idx` null: where the pointer is used,
+            // a test has found it set
+            (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
+                if z.as_const() == Some(0) =>
+            {
+                p
+            }
             _ => Val::Unknown("conditional with arms of different kinds".into()),
         }
     }
@@ -556,6 +561,54 @@ impl KernelRun<'_> {
     }
 
     /// A kernel's type parameter no launch binds, taken as 4 bytes wide as its elements are.
+    /// A value tested for truth. Whether a pointer is null (an optional argument: `if
+    /// (in_idx) in_idx += ...`, `out_buf ? out_buf : in`) is a value of the run the analysis
+    /// does not know: both arms are analysed, and what they leave is the non-null arm's.
+    pub(super) fn truth(&mut self, v: Val) -> Val {
+        match v {
+            Val::Ptr(_) => Val::Int(self.runtime_var("pointer != nullptr", None)),
+            v => v,
+        }
+    }
+
+    /// `sizeof x`, `sizeof(*out)`, `sizeof(buf[0])`: the size of the expression's type,
+    /// nothing evaluated (a type's name parses as an expression too: `sizeof(T)`).
+    fn sizeof_expr(&mut self, inner: &Expr) -> Val {
+        let size = |run: &Self, t: &TypeRef| match run.layout_of(t) {
+            Some(l) => Some(l.size),
+            None if run.assumed_four_bytes(t) => Some(4),
+            None => None,
+        };
+        let bytes = match &inner.kind {
+            ExprKind::Ident(n) => size(self, &TypeRef::named(n))
+                .or_else(|| matches!(self.lookup_local(n), Some(Val::Ptr(_))).then_some(8)),
+            ExprKind::Unary {
+                op: UnOp::Deref,
+                arg: base,
+            }
+            | ExprKind::Index { base, .. } => {
+                let (n, held, locals) = (
+                    self.accesses.len(),
+                    self.in_registers.len(),
+                    self.scopes.clone(),
+                );
+                let v = self.pointer_value(base);
+                self.accesses.truncate(n);
+                self.in_registers.truncate(held);
+                self.scopes = locals;
+                match v {
+                    Val::Ptr(p) => size(self, &p.elem),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        match bytes {
+            Some(b) => Val::Int(sym::konst(b)),
+            None => Val::Unknown("sizeof expression".into()),
+        }
+    }
+
     fn assumed_four_bytes(&self, t: &TypeRef) -> bool {
         t.pointer_depth == 0 && self.unbound_types.contains(t.name.as_str())
     }
@@ -617,6 +670,24 @@ impl KernelRun<'_> {
                     sym::binop(BinOp::Sub, p.offset, q.offset),
                     size,
                 ))
+            }
+            // whether a pointer is null (`if (in_idx && k > 0)`, `p != nullptr`)
+            (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
+                if matches!(op, BinOp::Eq | BinOp::Ne) && z.as_const() == Some(0) =>
+            {
+                let set = self.truth(p).sym();
+                Val::Int(if op == BinOp::Ne {
+                    set
+                } else {
+                    sym::un(UnaryOp::Not, set)
+                })
+            }
+            (a, b)
+                if matches!(op, BinOp::And | BinOp::Or)
+                    && (matches!(a, Val::Ptr(_)) || matches!(b, Val::Ptr(_))) =>
+            {
+                let (a, b) = (self.truth(a), self.truth(b));
+                self.arith(op, a, b)
             }
             (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
             // CUDA's vector operators are component-wise (`tc0 *= p.channels` on an `int4`,

@@ -28,6 +28,13 @@ impl KernelRun<'_> {
         for ind in &steps {
             carried.remove(&ind.name);
         }
+        // a local the body declares starts afresh each iteration: what one iteration set it
+        // to, the next does not see
+        for s in body {
+            if let Stmt::Decl(d) = s {
+                carried.remove(d.name.as_str());
+            }
+        }
         let id = self.loops.len() as u32;
         let at = self.loc(at);
         self.loops.push(LoopInfo {

@@ -402,6 +402,11 @@ pub struct KernelRun<'p> {
     next_this_values: Vec<(String, Val)>,
     /// The places the next inlined call's arguments designate, where they designate one.
     next_refs: Vec<Option<Place>>,
+    /// The next inlined call is an lvalue (`t[i] = v` through a `T& operator[]`): its
+    /// `return` gives the address of what it names, not the value there.
+    next_returns_address: bool,
+    /// The frame depth whose `return` gives an address (see `next_returns_address`).
+    address_return: Option<usize>,
     /// The caller's locals a call's arguments name, where the callee takes them by non-const
     /// reference and they are not in memory.
     next_local_refs: Vec<Option<(Rc<str>, bool)>>,
@@ -547,6 +552,8 @@ impl<'p> KernelRun<'p> {
             next_this_ptr: None,
             next_this_values: Vec::new(),
             next_refs: Vec::new(),
+            next_returns_address: false,
+            address_return: None,
             next_local_refs: Vec::new(),
             shared_scalars: Vec::new(),
             null_at_launch: Vec::new(),

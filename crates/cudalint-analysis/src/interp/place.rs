@@ -18,6 +18,9 @@ impl KernelRun<'_> {
     /// The memory place an lvalue expression designates, if it designates one.
     pub(super) fn place(&mut self, e: &Expr) -> Option<Place> {
         match &e.kind {
+            ExprKind::Index { base, index } if self.subscripts_an_object(base) => {
+                self.object_subscript_place(base, index, e.span)
+            }
             ExprKind::Index { base, index } => {
                 // an element of an array member keeps the member's place in its struct
                 // (`x[i].scales[0]` reads 1 byte of each lane's 144-byte struct)
@@ -749,7 +752,7 @@ impl KernelRun<'_> {
 
     /// A call of a function-like macro written where an lvalue goes: its body with the
     /// arguments in place, and where it is used.
-    fn macro_lvalue(&self, lhs: &Expr) -> Option<(Expr, super::Loc)> {
+    pub(super) fn macro_lvalue(&self, lhs: &Expr) -> Option<(Expr, super::Loc)> {
         let ExprKind::Call { callee, args, .. } = &lhs.kind else {
             return None;
         };

@@ -6,7 +6,7 @@ use super::{loops::collect_inductions, KernelRun, Ptr, Space, Val, LOCAL_OBJECT,
 use crate::sym::{self, Sym, UnaryOp};
 use crate::types;
 use crate::types::TrimLiteral;
-use cudalint_syntax::{Decl, Expr, ExprKind, Stmt, TypeRef, UnOp};
+use cudalint_syntax::{BinOp, Decl, Expr, ExprKind, Stmt, TypeRef, UnOp};
 use std::rc::Rc;
 
 impl KernelRun<'_> {
@@ -111,7 +111,8 @@ impl KernelRun<'_> {
             }
             Stmt::Block(b) => self.stmts(b),
             Stmt::If { cond, then, els } => {
-                let mut c = self.rvalue(cond).sym();
+                let c = self.rvalue(cond);
+                let mut c = self.truth(c).sym();
                 // (not where it tests what the loop around it changes: `if (pidx == 2)` after
                 // `points[++pidx] = ...` holds in some iteration, whatever the first one saw)
                 if c.as_const().is_some() && self.reads_carried(cond) {
@@ -124,9 +125,13 @@ impl KernelRun<'_> {
                     return;
                 }
                 let saved = self.mask.clone();
-                let maskable = c.lane_varying && !c.data && c.unknown_reason().is_none();
+                let one = one_thread(&c);
+                let maskable =
+                    one.is_none() && c.lane_varying && !c.data && c.unknown_reason().is_none();
                 if maskable {
                     self.mask = sym::and(saved.clone(), c.clone());
+                } else if let Some(one) = one {
+                    self.mask = sym::and(saved.clone(), one);
                 }
                 let before = self.scopes.clone();
                 let outer_branch = self.branch;
@@ -212,8 +217,13 @@ impl KernelRun<'_> {
                 do_while,
             } => {
                 self.scopes.push(Vec::new());
-                let c = if *do_while { None } else { Some(&**cond) };
-                self.run_loop(c, body, None, Vec::new(), cond.span);
+                // a `do`'s condition is read after every iteration's body, like a `for`'s
+                // update (`} while (same[blockIdx.x] < CUTOFF);` loads each time round)
+                if *do_while {
+                    self.run_loop(None, body, Some(cond), Vec::new(), cond.span);
+                } else {
+                    self.run_loop(Some(cond), body, None, Vec::new(), cond.span);
+                }
                 self.scopes.pop();
             }
             Stmt::Return(e, _) => {
@@ -228,6 +238,10 @@ impl KernelRun<'_> {
                             },
                         ..
                     }) if super::expr::is_this(arg) => Val::Unknown("`*this`".into()),
+                    // the lvalue a `T& operator[]` names, where its caller stores to it
+                    Some(e) if self.address_return == Some(self.frames.len()) => {
+                        self.unary(UnOp::AddrOf, e)
+                    }
                     Some(e) => self.rvalue(e),
                     None => Val::Unknown("void".into()),
                 };
@@ -352,6 +366,13 @@ impl KernelRun<'_> {
                     // assigned on one side only, uninitialised on the other: reading it on the
                     // other side is undefined, so the assigned value is the one that matters
                     (v @ (Val::Int(_) | Val::Ptr(_)), Val::Unknown(_)) => v.clone(),
+                    // set on one side, null on the other (`float* out_buf = nullptr; if (pass
+                    // == 1) out_buf = bufs;`): where it is used, a test has found it set
+                    (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
+                        if z.as_const() == Some(0) =>
+                    {
+                        p.clone()
+                    }
                     _ => continue,
                 };
                 if let Some(slot) = self.scopes.get_mut(si).and_then(|s| s.get_mut(bi)) {
@@ -720,4 +741,23 @@ fn is_lvalue(e: &Expr) -> bool {
                 ..
             }
     )
+}
+
+/// `if (sbest[blockIdx.x] == threadIdx.x)`: a thread index against a value the whole warp
+/// shares and the analysis does not know (read from memory, a kernel argument): one thread
+/// of the block takes the branch, and which one does not change what an access costs.
+/// Thread 0 stands for it (an assumed value would leave no lane of most warps running).
+fn one_thread(c: &Sym) -> Option<Sym> {
+    let sym::SymKind::Bin(sym::Op::Bin(BinOp::Eq), a, b) = &c.kind else {
+        return None;
+    };
+    let is_index = |s: &Sym| {
+        matches!(
+            s.kind,
+            sym::SymKind::Var(sym::Var::Tid(_) | sym::Var::LaneId)
+        )
+    };
+    let (index, other) = if is_index(a) { (a, b) } else { (b, a) };
+    (is_index(index) && !other.lane_varying && other.as_const().is_none())
+        .then(|| sym::binop(BinOp::Eq, index.clone(), sym::konst(0)))
 }
