@@ -306,6 +306,10 @@ fn prepare_all<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
         Cow::Borrowed(_) => uncommented,
         Cow::Owned(s) => Cow::Owned(s),
     };
+    let uncommented = match blank_string_macros(&uncommented) {
+        Cow::Borrowed(_) => uncommented,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     let selected = match select_branches(&uncommented, defines) {
         Cow::Borrowed(_) => uncommented,
         Cow::Owned(s) => Cow::Owned(s),
@@ -667,8 +671,96 @@ fn blank_null_directives(src: &str) -> Cow<'_, str> {
     Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
 }
 
+/// A macro between two string literals stands for a string joined to them (`"@p
+/// cp.async.cg.shared.global" L2_CACHEHINT(128) " [%1], [%2], %3;"` in an `asm` template,
+/// `"%" PRIu64 "\n"`): the grammar takes no call there, and the template's text around it
+/// is what cudalint reads, so the macro (with its arguments) is blanked.
+fn blank_string_macros(src: &str) -> Cow<'_, str> {
+    let b = src.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let skip_space = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut found: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i += b[i..]
+                    .iter()
+                    .position(|c| *c == b'\n')
+                    .unwrap_or(b.len() - i);
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = src[i + 2..].find("*/").map_or(b.len(), |p| i + 2 + p + 2);
+            }
+            b'\'' => i = literal_end(b, i) + 1,
+            b'"' => {
+                i = literal_end(b, i) + 1;
+                let start = skip_space(i);
+                if start == i
+                    || !b
+                        .get(start)
+                        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                {
+                    continue;
+                }
+                // one or more macros in a row (`" cp.async" PFX HINT(128) " [%1]"`)
+                let (mut end, mut after) = (start, start);
+                while b
+                    .get(after)
+                    .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                {
+                    let mut e = after;
+                    while e < b.len() && word(b[e]) {
+                        e += 1;
+                    }
+                    let mut next = skip_space(e);
+                    if b.get(next) == Some(&b'(') {
+                        let Some(len) = balanced_end(&src[next..]) else {
+                            break;
+                        };
+                        e = next + len;
+                        next = skip_space(e);
+                    } else if next == e && b.get(next) == Some(&b'"') {
+                        // `"a" L"b"`: a prefix of the next literal, not a macro
+                        break;
+                    }
+                    end = e;
+                    after = next;
+                }
+                if end > start && b.get(after) == Some(&b'"') {
+                    found.push(start..end);
+                    i = after;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    if found.is_empty() {
+        return Cow::Borrowed(src);
+    }
+    let mut bytes = b.to_vec();
+    for r in found {
+        blank_range(&mut bytes, r);
+    }
+    Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
+}
+
 #[cfg(test)]
 mod directive_comment_tests {
+    #[test]
+    fn macros_joined_to_string_literals_are_blanked() {
+        let src = "asm(\"cp.async\" PFX HINT(128) \" [%1];\" :: \"r\"(x));\nprintf(\"%\" PRIu64 \"\\n\", v); f(\"a\", b, \"c\"); g(\"a\" L\"b\");\n";
+        let out = super::blank_string_macros(src);
+        assert_eq!(out.len(), src.len());
+        assert!(!out.contains("HINT") && !out.contains("PFX") && !out.contains("PRIu64"));
+        assert!(out.contains("\"r\"(x)") && out.contains(", b,") && out.contains("L\"b\""));
+    }
+
     #[test]
     fn a_null_directive_is_blanked_and_others_kept() {
         let src = "#include <a>\n#\n  # \r\nint x; // # x\n#define H(a) #a\n";
