@@ -560,7 +560,6 @@ impl KernelRun<'_> {
         }
     }
 
-    /// A kernel's type parameter no launch binds, taken as 4 bytes wide as its elements are.
     /// A value tested for truth. Whether a pointer is null (an optional argument: `if
     /// (in_idx) in_idx += ...`, `out_buf ? out_buf : in`) is a value of the run the analysis
     /// does not know: both arms are analysed, and what they leave is the non-null arm's.
@@ -609,6 +608,7 @@ impl KernelRun<'_> {
         }
     }
 
+    /// A kernel's type parameter no launch binds, taken as 4 bytes wide as its elements are.
     fn assumed_four_bytes(&self, t: &TypeRef) -> bool {
         t.pointer_depth == 0 && self.unbound_types.contains(t.name.as_str())
     }

@@ -758,6 +758,9 @@ fn one_thread(c: &Sym) -> Option<Sym> {
         )
     };
     let (index, other) = if is_index(a) { (a, b) } else { (b, a) };
-    (is_index(index) && !other.lane_varying && other.as_const().is_none())
+    // (a value the launch fixes, `blockDim.x - 1`, is evaluated lane by lane as it is)
+    let mut opaque = other.data || other.unknown_reason().is_some();
+    other.visit_vars(&mut |v| opaque |= matches!(v, sym::Var::Runtime(_)));
+    (is_index(index) && !other.lane_varying && opaque)
         .then(|| sym::binop(BinOp::Eq, index.clone(), sym::konst(0)))
 }
