@@ -2000,6 +2000,9 @@ fn memory_intrinsic(name: &str) -> Option<AccessOp> {
 
 /// `c ? a : b` of two values: per lane for numbers, and for pointers into the same array.
 pub(super) fn select_val(c: Sym, a: Val, b: Val) -> Val {
+    if let Some(p) = super::pointer_or_null(&a, &b) {
+        return p.clone();
+    }
     match (a, b) {
         (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
         // a vector value (`int4& tcOut` set whole on one path, member by member on another)
@@ -2013,13 +2016,6 @@ pub(super) fn select_val(c: Sym, a: Val, b: Val) -> Val {
             Some(p) => Val::Ptr(p),
             None => Val::Unknown("a value that differs between a function's returns".into()),
         },
-        // a pointer or null (`out_buf ? out_idx_buf : in_idx` with `in_idx` a launch's
-        // nullptr): where it is used, a test has found it set
-        (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
-            if z.as_const() == Some(0) =>
-        {
-            p
-        }
         // a function that returns no value on its last path (`void`, or falls off the end)
         (a, Val::Unknown(r)) if &*r == "void" || r.ends_with("returns no value") => a,
         (Val::Unknown(r), _) | (_, Val::Unknown(r)) => Val::Unknown(r),

@@ -297,19 +297,15 @@ impl KernelRun<'_> {
         }
         let b = self.rvalue(els);
         self.mask = saved;
+        if let Some(p) = super::pointer_or_null(&a, &b) {
+            return p.clone();
+        }
         match (a, b) {
             (Val::Int(x), Val::Int(y)) => Val::Int(sym::select(c, x, y)),
             (Val::Ptr(p), Val::Ptr(q)) => match super::either_ptr(c, p, q) {
                 Some(p) => Val::Ptr(p),
                 None => Val::Unknown("conditional with arms of different kinds".into()),
             },
-            // `out_buf ? out_idx_buf : in_idx` with `in_idx` null: where the pointer is used,
-            // a test has found it set
-            (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
-                if z.as_const() == Some(0) =>
-            {
-                p
-            }
             _ => Val::Unknown("conditional with arms of different kinds".into()),
         }
     }
@@ -585,21 +581,10 @@ impl KernelRun<'_> {
                 op: UnOp::Deref,
                 arg: base,
             }
-            | ExprKind::Index { base, .. } => {
-                let (n, held, locals) = (
-                    self.accesses.len(),
-                    self.in_registers.len(),
-                    self.scopes.clone(),
-                );
-                let v = self.pointer_value(base);
-                self.accesses.truncate(n);
-                self.in_registers.truncate(held);
-                self.scopes = locals;
-                match v {
-                    Val::Ptr(p) => size(self, &p.elem),
-                    _ => None,
-                }
-            }
+            | ExprKind::Index { base, .. } => match self.pure_rvalue(base) {
+                Val::Ptr(p) => size(self, &p.elem),
+                _ => None,
+            },
             _ => None,
         };
         match bytes {

@@ -211,6 +211,20 @@ struct Ptr {
 /// a ping-pong `cur = it & 1 ? buf1 : buf0`), an array standing for both (allocations start
 /// equally aligned: the lanes' pattern is the same in either), named after both so that
 /// neither's loads are taken for its.
+/// Of a pointer on one side and null on the other (`float* out_buf = nullptr; if (pass == 1)
+/// out_buf = bufs;`, `out_buf ? out_idx_buf : in_idx` with `in_idx` a launch's `nullptr`), the
+/// pointer: where it is used, a test has found it set.
+fn pointer_or_null<'v>(a: &'v Val, b: &'v Val) -> Option<&'v Val> {
+    match (a, b) {
+        (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
+            if z.as_const() == Some(0) =>
+        {
+            Some(p)
+        }
+        _ => None,
+    }
+}
+
 fn either_ptr(c: Sym, mut p: Ptr, q: Ptr) -> Option<Ptr> {
     if p.space != q.space {
         return None;

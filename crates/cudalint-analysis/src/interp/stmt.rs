@@ -366,14 +366,10 @@ impl KernelRun<'_> {
                     // assigned on one side only, uninitialised on the other: reading it on the
                     // other side is undefined, so the assigned value is the one that matters
                     (v @ (Val::Int(_) | Val::Ptr(_)), Val::Unknown(_)) => v.clone(),
-                    // set on one side, null on the other (`float* out_buf = nullptr; if (pass
-                    // == 1) out_buf = bufs;`): where it is used, a test has found it set
-                    (p @ Val::Ptr(_), Val::Int(z)) | (Val::Int(z), p @ Val::Ptr(_))
-                        if z.as_const() == Some(0) =>
-                    {
-                        p.clone()
-                    }
-                    _ => continue,
+                    (a, b) => match super::pointer_or_null(a, b) {
+                        Some(p) => p.clone(),
+                        None => continue,
+                    },
                 };
                 if let Some(slot) = self.scopes.get_mut(si).and_then(|s| s.get_mut(bi)) {
                     slot.1 = merged;
