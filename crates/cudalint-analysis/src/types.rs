@@ -143,9 +143,8 @@ pub const POINTER: Layout = l(8, 8);
 /// or a namespace (`NEP::ParaMB` for `struct ParaMB` inside `class NEP`), by its last part.
 pub fn struct_named<'a>(name: &str, files: &[&'a FileModel]) -> Option<&'a StructDef> {
     let find = |n: &str| {
-        files
-            .iter()
-            .find_map(|f| f.structs.iter().find(|s| s.name == n))
+        let key = cudalint_syntax::TypeKey::new(n);
+        files.iter().find_map(|f| f.struct_named(&key))
     };
     find(name).or_else(|| {
         let (_, last) = name.rsplit_once("::").filter(|_| !name.contains('<'))?;

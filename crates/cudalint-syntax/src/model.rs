@@ -556,6 +556,7 @@ pub struct FileModel {
     /// Every outermost ERROR or MISSING region of the parse, inside functions or not.
     pub error_regions: Vec<Span>,
     pub type_names: TypeNames,
+    pub struct_names: StructNames,
 }
 
 /// Where a file typedefs and `#define`s each name, made the first time a type is looked up in
@@ -565,6 +566,18 @@ pub struct FileModel {
 /// model is not changed once it is lowered (an edited file's is made anew).
 #[derive(Clone, Debug, Default)]
 pub struct TypeNames(std::sync::OnceLock<HashMap<u64, (u32, u32), PassHash>>);
+
+/// Where a file defines each struct, by the name's hash, made as [`TypeNames`] is and for the
+/// same reason: a struct lookup scanned every struct of every visible file (a sixth of a run
+/// over k2, whose host code asks for its `Array1<T>`s under a hundred headers).
+#[derive(Clone, Debug, Default)]
+pub struct StructNames(std::sync::OnceLock<HashMap<u64, u32, PassHash>>);
+
+impl PartialEq for StructNames {
+    fn eq(&self, _: &StructNames) -> bool {
+        true
+    }
+}
 
 type PassHash = std::hash::BuildHasherDefault<PassHasher>;
 
@@ -615,6 +628,30 @@ impl TypeKey<'_> {
 }
 
 impl FileModel {
+    /// The file's first struct named `key`.
+    pub fn struct_named(&self, key: &TypeKey) -> Option<&StructDef> {
+        let index = self.struct_names.0.get_or_init(|| {
+            let mut index: HashMap<u64, u32, PassHash> = HashMap::default();
+            let mut names: HashMap<u64, &str, PassHash> = HashMap::default();
+            for (i, st) in self.structs.iter().enumerate() {
+                let hash = TypeKey::new(&st.name).hash;
+                let first = *names.entry(hash).or_insert(&st.name);
+                let e = index.entry(hash).or_insert(i as u32);
+                if first != st.name {
+                    *e = SHARED;
+                }
+            }
+            index
+        });
+        match *index.get(&key.hash)? {
+            SHARED => self.structs.iter().find(|st| st.name == key.name),
+            i => self
+                .structs
+                .get(i as usize)
+                .filter(|st| st.name == key.name),
+        }
+    }
+
     /// The type the first typedef of `name` stands for (not `typedef struct S S`'s), and the
     /// type the last `#define` of `name` spells where it spells one.
     pub fn type_named(&self, key: &TypeKey) -> (Option<&TypeRef>, Option<&TypeRef>) {

@@ -41,6 +41,7 @@ impl Counts {
             // computed from the whole tree after lowering, not per item
             error_regions: _,
             type_names: _,
+            struct_names: _,
         } = m;
         Counts {
             functions: functions.len(),
@@ -188,6 +189,7 @@ impl Reuse {
             includes,
             error_regions: _,
             type_names: _,
+            struct_names: _,
         } = model;
         Reuse {
             old: Taken {

@@ -541,7 +541,7 @@ impl KernelRun<'_> {
                 Val::Ptr(Ptr::global(full.as_str(), elem, None))
             }
             Some(fty)
-                if types::is_struct(&fty.name, self.types())
+                if self.is_struct(&fty.name)
                     || (fty.name.contains('<') && self.struct_instance(&fty.name).is_some()) =>
             {
                 Val::Aggregate {

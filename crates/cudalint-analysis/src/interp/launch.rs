@@ -277,7 +277,7 @@ impl KernelRun<'_> {
                 .iter()
                 .filter_map(|t| match t {
                     TemplateArg::Type(ty) => {
-                        let full = crate::types::through_typedefs(&ty.name, self.types());
+                        let full = self.typedef_chain_end(&ty.name);
                         (full != ty.name).then(|| cudalint_syntax::TypeRef::named(&full))
                     }
                     TemplateArg::Expr(_) => None,
@@ -630,9 +630,10 @@ impl KernelRun<'_> {
     /// The members of local object `key` that hold constants.
     pub(super) fn constant_members(&self, key: usize) -> super::Members {
         self.fields
-            .iter()
-            .filter(|(k, ..)| *k == key)
-            .filter_map(|(_, name, v)| match v {
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, v)| match v {
                 Val::Int(s) => Some((name.clone(), s.as_const()?)),
                 _ => None,
             })
@@ -760,7 +761,7 @@ impl KernelRun<'_> {
     ) -> cudalint_syntax::TypeRef {
         // (a pointer's element type too: `MatrixElement<Real>* x` with Real = float)
         let mut r = self.resolve_type(t);
-        let full = crate::types::through_typedefs(&r.name, self.types());
+        let full = self.typedef_chain_end(&r.name);
         let Some((base, _)) = full.split_once('<') else {
             return r;
         };

@@ -21,6 +21,7 @@ mod loops;
 mod names;
 mod place;
 mod stmt;
+mod type_memo;
 
 pub use launch::{block_of_form, LaunchValues};
 pub use loops::trip_count;
@@ -405,8 +406,12 @@ pub struct KernelRun<'p> {
     /// Local objects copied whole from memory (`group_t g = d_group_table[i];`): what their
     /// array members hold, cudalint does not follow, is data.
     loaded_objects: Vec<usize>,
-    /// The members of local objects that constructors and member functions have set.
-    fields: Vec<(usize, Rc<str>, Val)>,
+    /// The members of local objects that constructors and member functions have set, by
+    /// object key (a map: host code builds thousands of temporaries, each with its members).
+    fields: crate::HashMap<usize, Vec<(Rc<str>, Val)>>,
+    type_memo: type_memo::TypeMemo,
+    /// File-scope constants already declared, by file and name.
+    file_constants: crate::HashMap<usize, crate::HashMap<Box<str>, Val>>,
     /// The object the next inlined call runs on (set by a member call or a constructor).
     next_this: Option<usize>,
     /// The object in global or shared memory a member function is about to run on
@@ -561,7 +566,9 @@ impl<'p> KernelRun<'p> {
             clobbers: 0,
             objects: Vec::new(),
             loaded_objects: Vec::new(),
-            fields: Vec::new(),
+            fields: Default::default(),
+            type_memo: Default::default(),
+            file_constants: Default::default(),
             next_this: None,
             next_this_ptr: None,
             next_this_values: Vec::new(),
@@ -966,21 +973,17 @@ impl<'p> KernelRun<'p> {
     /// What member `name` of object `key` was last set to.
     fn field_value(&self, key: usize, name: &str) -> Option<Val> {
         self.fields
+            .get(&key)?
             .iter()
-            .rev()
-            .find(|(k, n, _)| *k == key && &**n == name)
-            .map(|(_, _, v)| v.clone())
+            .find(|(n, _)| &**n == name)
+            .map(|(_, v)| v.clone())
     }
 
     fn set_field(&mut self, key: usize, name: &str, v: Val) {
-        match self
-            .fields
-            .iter_mut()
-            .rev()
-            .find(|(k, n, _)| *k == key && &**n == name)
-        {
-            Some(slot) => slot.2 = v,
-            None => self.fields.push((key, name.into(), v)),
+        let members = self.fields.entry(key).or_default();
+        match members.iter_mut().find(|(n, _)| &**n == name) {
+            Some(slot) => slot.1 = v,
+            None => members.push((name.into(), v)),
         }
     }
 
@@ -990,7 +993,9 @@ impl<'p> KernelRun<'p> {
             return false;
         };
         if union {
-            self.fields.retain(|(k, n, _)| *k != key || &**n == name);
+            if let Some(members) = self.fields.get_mut(&key) {
+                members.retain(|(n, _)| &**n == name);
+            }
         }
         self.set_field(key, name, v);
         true
@@ -1043,28 +1048,21 @@ impl<'p> KernelRun<'p> {
             let nestable = !ty.name.contains("::") && types::builtin(&ty.name).is_none();
             if let Some(owner) = fr.owner.as_deref().filter(|_| nestable) {
                 let base = owner.split('<').next().unwrap_or(owner).trim();
-                let nested = format!("{base}::{}", ty.name);
-                if self
-                    .types()
-                    .iter()
-                    .any(|f| f.structs.iter().any(|s| s.name == nested))
-                {
-                    return TypeRef {
-                        name: nested.into(),
-                        ..ty.clone()
-                    };
-                }
-                // a type its struct declares (`typedef T value_type;`), in this instance's terms
-                let member = self.types().iter().find_map(|f| {
-                    f.typedefs
-                        .iter()
-                        .find(|t| t.name == nested && t.ty.name != ty.name)
-                });
-                if let Some(t) = member {
-                    let mut out = self.resolve_type(&t.ty.clone());
-                    out.pointer_depth += ty.pointer_depth;
-                    out.is_const |= ty.is_const;
-                    return out;
+                match self.nested_type(base, &ty.name) {
+                    Some(type_memo::Nested::Struct(nested)) => {
+                        return TypeRef {
+                            name: (*nested).into(),
+                            ..ty.clone()
+                        };
+                    }
+                    // a type its struct declares (`typedef T value_type;`), in this instance's terms
+                    Some(type_memo::Nested::Typedef(t)) => {
+                        let mut out = self.resolve_type(&t);
+                        out.pointer_depth += ty.pointer_depth;
+                        out.is_const |= ty.is_const;
+                        return out;
+                    }
+                    None => {}
                 }
             }
         }
@@ -1075,8 +1073,7 @@ impl<'p> KernelRun<'p> {
             return bound;
         }
         // typedefs of pointer types (`typedef float* fptr;`, `#define fptr float*`)
-        if let Some(t) = types::typedef_of(&ty.name, self.types()).filter(|t| t.pointer_depth > 0) {
-            let mut out = t.into_owned();
+        if let Some(mut out) = self.typedef_of(&ty.name).filter(|t| t.pointer_depth > 0) {
             out.pointer_depth += ty.pointer_depth;
             return out;
         }
@@ -1092,13 +1089,13 @@ impl<'p> KernelRun<'p> {
             return None;
         }
         // (or a member type named through them: `(typename TypeConverter<T>::Type*)out`)
-        let t = match types::typedef_of(&ty.name, self.types()) {
+        let t = match self.typedef_of(&ty.name) {
             Some(t) => t,
-            None if ty.name.contains("::") => std::borrow::Cow::Owned(TypeRef {
+            None if ty.name.contains("::") => TypeRef {
                 pointer_depth: 0,
                 is_const: false,
                 ..ty.clone()
-            }),
+            },
             None => return None,
         };
         let target = t.name.strip_prefix("typename ").unwrap_or(&t.name).trim();
@@ -1143,7 +1140,7 @@ impl<'p> KernelRun<'p> {
         if !bound_any {
             return None;
         }
-        let mut r = t.into_owned();
+        let mut r = t;
         r.name = out.replace("typename ", "").into();
         r.pointer_depth += ty.pointer_depth;
         r.is_const |= ty.is_const;
@@ -1156,7 +1153,7 @@ impl<'p> KernelRun<'p> {
     /// not a vector type.
     pub(super) fn is_struct_value_type(&self, ty: &TypeRef) -> bool {
         ty.pointer_depth == 0
-            && (types::is_struct(&ty.name, self.types())
+            && (self.is_struct(&ty.name)
                 || (ty.name.contains('<') && self.struct_instance(&ty.name).is_some()))
             && !is_vector_type(&ty.name)
     }
@@ -1210,7 +1207,7 @@ impl<'p> KernelRun<'p> {
     /// The size of an integer type other than a pointer: what a value converted to it keeps.
     fn integer_bytes(&self, ty: &TypeRef) -> Option<i64> {
         let ty = self.resolve_type(ty);
-        let name = types::through_typedefs(&ty.name, self.types());
+        let name = self.typedef_chain_end(&ty.name);
         (ty.pointer_depth == 0 && types::is_integer(&name))
             .then(|| self.layout_of(&ty).map(|l| l.size))
             .flatten()

@@ -85,6 +85,28 @@ impl KernelRun<'_> {
     /// A file-scope declaration `d` of file `fi`, declared as its own file would (its array
     /// dimensions and initialiser see that file's names).
     fn file_scope(&mut self, name: &str, fi: usize, d: &Decl) -> Option<Val> {
+        // a constant's value is the same wherever it is read: declared once per run (k2's
+        // `LogLevel`s, read by every `K2_CHECK`'s logger, were declared 27,000 times a file)
+        let constant = d.is_const && d.dims.is_empty();
+        if let Some(v) = self
+            .file_constants
+            .get(&fi)
+            .and_then(|m| m.get(name))
+            .filter(|_| constant)
+        {
+            return Some(v.clone());
+        }
+        let v = self.file_scope_declared(name, fi, d)?;
+        if constant && matches!(&v, Val::Int(s) if s.as_const().is_some()) {
+            self.file_constants
+                .entry(fi)
+                .or_default()
+                .insert(name.into(), v.clone());
+        }
+        Some(v)
+    }
+
+    fn file_scope_declared(&mut self, name: &str, fi: usize, d: &Decl) -> Option<Val> {
         let saved = self.frames.last().map(|f| f.file);
         if let Some(f) = self.frames.last_mut() {
             f.file = fi;
@@ -102,7 +124,7 @@ impl KernelRun<'_> {
             Val::Unknown(_)
                 if d.dims.is_empty()
                     && d.ty.pointer_depth == 0
-                    && types::is_struct(&d.ty.name, self.types())
+                    && self.is_struct(&d.ty.name)
                     && !is_vector_type(&d.ty.name) =>
             {
                 Val::Aggregate {
@@ -211,7 +233,7 @@ impl KernelRun<'_> {
     }
 
     /// [`Self::struct_instance`] of a type split into its name and arguments.
-    fn struct_instance_of(
+    pub(super) fn struct_instance_scan(
         &self,
         base: &str,
         args: &[String],
@@ -297,13 +319,13 @@ impl KernelRun<'_> {
         let (base, _) = split_template(&full);
         // (CUDA's launch configuration, whose `gridDim` and `blockDim` the host code sets
         // member by member for `cudaLaunchKernelEx`)
-        full.contains('<') || types::is_struct(base, self.types()) || base == LAUNCH_CONFIG
+        full.contains('<') || self.is_struct(base) || base == LAUNCH_CONFIG
     }
 
     /// The type a (non-pointer) typedef chain ends at, template arguments bound.
     pub(super) fn through_typedefs(&self, ty: &str) -> String {
         let resolved = self.resolve_type(&TypeRef::named(ty));
-        types::through_typedefs(&resolved.name, self.types())
+        self.typedef_chain_end(&resolved.name)
     }
 
     /// A template argument as written at a call or launch, evaluated in the current frame.

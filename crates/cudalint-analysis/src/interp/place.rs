@@ -116,7 +116,7 @@ impl KernelRun<'_> {
             place.ptr.path = None;
             // an array member is indexed, not read whole where it is named
             // (`temp_buffer.beta[idx] = ...` stores, at an address not known)
-            let full = types::through_typedefs(&ty.name, self.types());
+            let full = self.typedef_chain_end(&ty.name);
             let member = types::struct_named(&full, self.types())
                 .and_then(|d| d.fields.iter().find(|f| f.name == field));
             if let Some(m) = member.filter(|m| m.array_len.is_some()) {
@@ -793,10 +793,7 @@ impl KernelRun<'_> {
         if !d.device || d.constant || !d.dims.is_empty() || d.ty.pointer_depth > 0 {
             return None;
         }
-        let folded = d.is_const
-            && !d.is_extern
-            && d.init.is_some()
-            && !types::is_struct(&d.ty.name, self.types());
+        let folded = d.is_const && !d.is_extern && d.init.is_some() && !self.is_struct(&d.ty.name);
         (!folded).then_some((fi, d))
     }
 

@@ -468,10 +468,7 @@ impl KernelRun<'_> {
                 // (or one member: `CopyWithScaleOp<T> op{scale};`, a functor)
                 || matches!(v, Val::Vector(_) | Val::Int(_))
                     && matches!(&d.init, Some(Expr { kind: ExprKind::Init(_), .. }))
-                    && types::is_struct(
-                        super::names::split_template(&self.through_typedefs(&ty.name)).0,
-                        self.types(),
-                    )
+                    && self.is_struct(super::names::split_template(&self.through_typedefs(&ty.name)).0)
                     && !d.shared =>
             {
                 let key = self.objects.len();
@@ -480,13 +477,9 @@ impl KernelRun<'_> {
                 let copied = self.local_object(&v).map(|(_, from)| from);
                 self.objects.push((d.name.as_str().into(), ty.clone(), key));
                 if let Some(from) = copied {
-                    let members: Vec<_> = self
-                        .fields
-                        .iter()
-                        .filter(|(k, ..)| *k == from)
-                        .map(|(_, n, v)| (key, n.clone(), v.clone()))
-                        .collect();
-                    self.fields.extend(members);
+                    for (name, v) in self.fields.get(&from).cloned().unwrap_or_default() {
+                        self.set_field(key, &name, v);
+                    }
                 }
                 match &d.init {
                     _ if copied.is_some() => {}
