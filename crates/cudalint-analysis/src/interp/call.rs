@@ -831,6 +831,21 @@ impl KernelRun<'_> {
             ));
         }
         let member_of = f.owner.as_ref().and(owner);
+        // recursion: nvcc does not inline it, so the body's accesses are one set of
+        // instructions, met at the first call; inlined again at every level, a function
+        // calling itself three times stood for 3^8 copies of each access (logic-rewrite's
+        // minatoIsop5Rec: 2,090 accesses of one line, 6,440 findings, 3.7 s). A template's
+        // recursion through other arguments (`Unroll<N - 1>::run`) makes other functions,
+        // which nvcc does inline, and is followed as before.
+        let identity = (f as *const Function as usize, member_of.clone());
+        if f.template_params.is_empty() && self.active_calls.contains(&identity) {
+            if !self.recursive.iter().any(|r| r == name) {
+                self.recursive.push(name.to_string());
+            }
+            return Ok(Val::Unknown(
+                format!("result of the recursive call of `{name}`").into(),
+            ));
+        }
         let template = self.callee_template(f, member_of.as_deref(), targs, &argv);
         // `run()` inside a member function (a constructor's body calling its struct's own
         // work): the same object
@@ -971,6 +986,7 @@ impl KernelRun<'_> {
             loc: site,
             callee: name.to_string(),
         });
+        self.active_calls.push(identity);
         let site_override = self.site_override.take();
         // an accessor returning a reference (`T& operator[](int i) { return b_[i]; }`) gives
         // its caller an address: nvcc files the load or store through it at the call
@@ -990,6 +1006,7 @@ impl KernelRun<'_> {
         self.site_override = site_override;
         self.address_return = address_return;
         self.call_sites.pop();
+        self.active_calls.pop();
         self.restrict.truncate(restrict_before);
         // what the reference parameters hold where the function returns: at its end, or
         // at an early return for the lanes that took it

@@ -438,6 +438,12 @@ pub struct KernelRun<'p> {
     site_override: Option<Loc>,
     /// The calls being inlined, outermost first.
     call_sites: Vec<InlineSite>,
+    /// The functions being inlined (by address) and the struct instance each runs on: a call
+    /// of one of them is recursion.
+    active_calls: Vec<(usize, Option<String>)>,
+    /// The functions found calling themselves (by the name the call used): how often their
+    /// accesses run is not known.
+    recursive: Vec<String>,
     macro_depth: usize,
     eval_depth: usize,
     /// Static members being evaluated, nested.
@@ -555,6 +561,8 @@ impl<'p> KernelRun<'p> {
             loop_stack: Vec::new(),
             site_override: None,
             call_sites: Vec::new(),
+            active_calls: Vec::new(),
+            recursive: Vec::new(),
             macro_depth: 0,
             eval_depth: 0,
             static_depth: 0,
@@ -700,6 +708,31 @@ impl<'p> KernelRun<'p> {
         self.scopes
             .truncate(self.frames.last().map(|f| f.scope_base).unwrap_or(0));
         self.frames.pop();
+        self.mark_recursive_accesses();
+    }
+
+    /// An access in a function that calls itself runs once per call, and the calls depend on
+    /// the run: it is counted for the first call only, and says so.
+    fn mark_recursive_accesses(&mut self) {
+        if self.recursive.is_empty() {
+            return;
+        }
+        for a in &mut self.accesses {
+            let Some(site) = a
+                .inlined_at
+                .iter()
+                .find(|s| self.recursive.contains(&s.callee))
+            else {
+                continue;
+            };
+            let note = format!(
+                "in `{}`, which calls itself: counted for its first call, as it runs an unknown number of times",
+                site.callee
+            );
+            if !a.assumptions.contains(&note) {
+                a.assumptions.push(note);
+            }
+        }
     }
 
     /// The dimensions an array parameter's pointer points to (`float a[6][24][24]`: 24, 24).
