@@ -80,6 +80,17 @@ impl<'a> WarpSample<'a> {
     /// Evaluates into `out`: the left operand of a node is computed in place and only the
     /// right one needs a buffer, so lane arrays are not copied up the recursion.
     fn eval_into(&self, s: &Sym, out: &mut Lanes) -> Result<(), String> {
+        // a part the same in every lane (`blockIdx.x * blockDim.x`, a loop's step) is
+        // computed once, not 32 times: most of an address's nodes are
+        if !s.lane_varying
+            && matches!(
+                s.kind,
+                SymKind::Un(..) | SymKind::Bin(..) | SymKind::Select(..)
+            )
+        {
+            out.fill(self.eval_uniform(s)?);
+            return Ok(());
+        }
         match &s.kind {
             SymKind::Const(v) => out.fill(*v),
             SymKind::Var(v) => match v {
@@ -203,6 +214,71 @@ impl<'a> WarpSample<'a> {
             SymKind::Unknown(r) => return Err(r.to_string()),
         }
         Ok(())
+    }
+}
+
+impl WarpSample<'_> {
+    /// A value no lane differs in (no thread index, nothing read from memory), as
+    /// [`Self::eval_into`] would give it in every lane.
+    fn eval_uniform(&self, s: &Sym) -> Result<i64, String> {
+        use cudalint_syntax::BinOp as B;
+        Ok(match &s.kind {
+            SymKind::Const(v) => *v,
+            SymKind::Var(Var::BlockIdx(d)) => self.block_idx[*d as usize],
+            SymKind::Var(Var::BlockDim(d)) => self.block[*d as usize],
+            SymKind::Var(Var::GridDim(d)) => self.grid[*d as usize],
+            SymKind::Var(Var::Runtime(i)) => self.runtime.get(*i as usize).copied().unwrap_or(0),
+            SymKind::Var(Var::LoopIter(id)) => self
+                .iters
+                .iter()
+                .find(|(l, _)| l == id)
+                .map(|(_, i)| *i)
+                .unwrap_or(0),
+            SymKind::Un(op, a) => op.apply(self.eval_uniform(a)?),
+            SymKind::Bin(op, a, b) => {
+                let (p, q) = (self.eval_uniform(a)?, self.eval_uniform(b)?);
+                match op {
+                    Op::Bin(B::Add) => p.wrapping_add(q),
+                    Op::Bin(B::Sub) => p.wrapping_sub(q),
+                    Op::Bin(B::Mul) => p.wrapping_mul(q),
+                    Op::Bin(B::Shl) => p.wrapping_shl((q & 63) as u32),
+                    Op::Bin(B::BitAnd) => p & q,
+                    Op::Bin(B::BitXor) => p ^ q,
+                    Op::Bin(B::Lt) => (p < q) as i64,
+                    _ => match apply_const(*op, p, q) {
+                        Some(v) => v,
+                        None => match (0..WARP).find(|&l| self.active[l]) {
+                            // a division by zero in inactive lanes is harmless
+                            None => 0,
+                            Some(l) => {
+                                let what = if matches!(op, Op::Bin(B::Rem)) {
+                                    "modulo"
+                                } else {
+                                    "division"
+                                };
+                                return Err(format!("{what} by zero in lane {l}"));
+                            }
+                        },
+                    },
+                }
+            }
+            SymKind::Select(c, a, b) => {
+                let c = self.eval_uniform(c)?;
+                let (x, y) = (self.eval_uniform(a)?, self.eval_uniform(b)?);
+                if c != 0 {
+                    x
+                } else {
+                    y
+                }
+            }
+            SymKind::Unknown(r) => return Err(r.to_string()),
+            // (lane-varying, never asked here)
+            SymKind::Var(Var::Tid(_) | Var::LaneId) | SymKind::Data(_) | SymKind::Loaded(..) => {
+                let mut lanes = [0i64; WARP];
+                self.eval_into(s, &mut lanes)?;
+                lanes[0]
+            }
+        })
     }
 }
 
