@@ -148,14 +148,7 @@ impl<'a> WarpSample<'a> {
                                 Some(v) => v,
                                 // a division by zero in an inactive lane is harmless
                                 None if !self.active[l] => 0,
-                                None => {
-                                    let what = if matches!(op, Op::Bin(B::Rem)) {
-                                        "modulo"
-                                    } else {
-                                        "division"
-                                    };
-                                    return Err(format!("{what} by zero in lane {l}"));
-                                }
+                                None => return Err(by_zero(*op, l)),
                             };
                         }
                     }
@@ -250,14 +243,7 @@ impl WarpSample<'_> {
                         None => match (0..WARP).find(|&l| self.active[l]) {
                             // a division by zero in inactive lanes is harmless
                             None => 0,
-                            Some(l) => {
-                                let what = if matches!(op, Op::Bin(B::Rem)) {
-                                    "modulo"
-                                } else {
-                                    "division"
-                                };
-                                return Err(format!("{what} by zero in lane {l}"));
-                            }
+                            Some(l) => return Err(by_zero(*op, l)),
                         },
                     },
                 }
@@ -280,6 +266,16 @@ impl WarpSample<'_> {
             }
         })
     }
+}
+
+/// The error of a division or modulo by zero in lane `l`.
+fn by_zero(op: Op, l: usize) -> String {
+    let what = if matches!(op, Op::Bin(cudalint_syntax::BinOp::Rem)) {
+        "modulo"
+    } else {
+        "division"
+    };
+    format!("{what} by zero in lane {l}")
 }
 
 /// One step of a hash of the loaded values a lane holds.
