@@ -430,10 +430,18 @@ fn names_a_type(t: &TypeRef, files: &[&FileModel]) -> bool {
 /// The type `name` names once every typedef of a non-pointer type is followed (a cycle of
 /// typedefs stops after a few steps).
 pub fn through_typedefs(name: &str, files: &[&FileModel]) -> String {
+    follow_typedefs(name, |n| typedef_of(n, files))
+}
+
+/// [`through_typedefs`] with the one-step lookup given (a kernel run's remembers its answers).
+pub(crate) fn follow_typedefs<T: std::borrow::Borrow<TypeRef>>(
+    name: &str,
+    mut typedef_of: impl FnMut(&str) -> Option<T>,
+) -> String {
     let mut full = name.to_string();
     for _ in 0..16 {
-        match typedef_of(&full, files).filter(|t| t.pointer_depth == 0) {
-            Some(t) => full = t.name.to_string(),
+        match typedef_of(&full).filter(|t| t.borrow().pointer_depth == 0) {
+            Some(t) => full = t.borrow().name.to_string(),
             None => break,
         }
     }

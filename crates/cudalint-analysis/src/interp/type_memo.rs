@@ -76,14 +76,7 @@ impl KernelRun<'_> {
 
     /// [`types::through_typedefs`] in the current file's view.
     pub(super) fn typedef_chain_end(&self, name: &str) -> String {
-        let mut full = name.to_string();
-        for _ in 0..16 {
-            match self.typedef_of(&full).filter(|t| t.pointer_depth == 0) {
-                Some(t) => full = t.name.to_string(),
-                None => break,
-            }
-        }
-        full
+        types::follow_typedefs(name, |n| self.typedef_of(n))
     }
 
     /// `name` as a type `owner` (a struct's name, its template arguments off) nests or declares.
