@@ -376,6 +376,11 @@ fn unnamed_defaults(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Opti
         if q == 0 || !(is_word(b[q - 1]) || b[q - 1] == b'>') {
             continue;
         }
+        // a macro's body (`#define ENABLE_IF(...) std::enable_if_t<(__VA_ARGS__)>* = nullptr`)
+        // is no declaration, and its default would run on into the next line's
+        if in_directive(b, eq) {
+            continue;
+        }
         if let Some(end) = default_end(b, eq + 1).filter(|&e| b[e] != b'>') {
             edits.push((eq, end, None));
         }
@@ -1394,6 +1399,8 @@ mod tests {
         // operators and named parameters are left
         let src = "void h(int* p = 0) { x *= 2; y = a & b; }";
         assert_eq!(rewrite(src), src);
+        let define = "#define ENABLE_IF(...) std::enable_if_t<(__VA_ARGS__)>* = nullptr\ntemplate <typename T, typename... Ts> bool f();";
+        assert_eq!(rewrite(define), define);
     }
 
     #[test]

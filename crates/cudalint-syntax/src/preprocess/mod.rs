@@ -578,6 +578,21 @@ pub(crate) fn blank_range(bytes: &mut [u8], range: std::ops::Range<usize>) {
     }
 }
 
+/// [`blank_range`], keeping line continuations too: a macro blanked in a `#define`'s body
+/// must not end the directive early.
+fn blank_in_directive(bytes: &mut [u8], range: std::ops::Range<usize>) {
+    for i in range {
+        let continuation = bytes[i] == b'\\'
+            && matches!(
+                bytes.get(i + 1..(i + 3).min(bytes.len())),
+                Some([b'\n', ..] | [b'\r', b'\n'])
+            );
+        if bytes[i] != b'\n' && bytes[i] != b'\r' && !continuation {
+            bytes[i] = b' ';
+        }
+    }
+}
+
 /// Blank the block comments of preprocessor directives: tree-sitter-cuda ends a `#define`
 /// continued over several lines at a `/* ... */` inside it, and the rest of the file (kernels
 /// and all) parses as errors. A comment's line continuations are kept, as the preprocessor
@@ -745,7 +760,7 @@ fn blank_string_macros(src: &str) -> Cow<'_, str> {
     }
     let mut bytes = b.to_vec();
     for r in found {
-        blank_range(&mut bytes, r);
+        blank_in_directive(&mut bytes, r);
     }
     Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
 }
@@ -759,6 +774,16 @@ mod directive_comment_tests {
         assert_eq!(out.len(), src.len());
         assert!(!out.contains("HINT") && !out.contains("PFX") && !out.contains("PRIu64"));
         assert!(out.contains("\"r\"(x)") && out.contains(", b,") && out.contains("L\"b\""));
+    }
+
+    #[test]
+    fn a_macro_blanked_in_a_continued_define_keeps_the_continuation() {
+        let src = "#define FAIL(r) \\\n  throw E(\"at \" __FILE__ \":\" STR( \\\n    __LINE__) \": \" r)\nint x;\n";
+        let out = super::blank_string_macros(src);
+        assert_eq!(out.lines().count(), 4);
+        assert!(out.lines().take(2).all(|l| l.ends_with('\\')), "{out}");
+        let parsed = crate::parse(src).unwrap();
+        assert!(parsed.model.error_regions.is_empty());
     }
 
     #[test]

@@ -20,6 +20,12 @@
 //! - `table_view const& t = {}`: a braced default argument becomes `0`;
 //! - `__host__ __device__ inline friend bool operator<(...)`: `friend` moves to the front of the
 //!   specifiers, where the grammar wants it;
+//! - `vec_2d<T>& __host__ __device__ operator+=(...)`, `float& __device__ at(int i)`: execution
+//!   space specifiers after a reference return type (nvcc takes them there, the grammar only
+//!   before the `&`) trade places with the `&`;
+//! - `RUN_TEST(this->template verify, a)`: `template` before a member named without template
+//!   arguments is blanked; `TYPED_TEST(T, 500Points) {`: a test name led by digits gets
+//!   underscores for them;
 //! - `R S::operator()<cudf::list_view>(...)`: an explicit specialization's arguments after an
 //!   operator's name are blanked;
 //! - `DISPATCH_FLOAT_AND_HALF(t, 0, "name", using T = float; launch<T>(...);)`: a type-dispatch
@@ -166,7 +172,8 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     if src.contains("template") {
         sfinae_macros(b, mask, edits);
     }
-    if src.contains('"') {
+    // (`TEST`: gtest's blocks name their tests without strings)
+    if src.contains('"') || src.contains("TEST") {
         test_blocks(b, mask, edits);
     }
     if src.contains(">>") {
@@ -183,6 +190,12 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
     if src.contains("friend") {
         friend_first(b, mask, edits);
+    }
+    if src.contains("->template") || src.contains(".template") {
+        member_templates_named(b, mask, edits);
+    }
+    if src.contains("& __") || src.contains("& [[") {
+        specifiers_after_reference(b, mask, edits);
     }
     // a dispatch's name then its statements, or its statements as a block, `{ ... })`
     if src.contains("\",") || src.contains("})") {
@@ -333,6 +346,84 @@ fn friend_first(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         text.resize(at + 6 - start, b' ');
         for (k, c) in text.iter().enumerate() {
             edits.push((start + k, start + k + 1, Some(*c)));
+        }
+    }
+}
+
+/// `this->template verify` given to a macro without arguments (a test's
+/// `RUN_TEST(this->template verify, a, b)`): the grammar takes `template` after `->` only
+/// before a template's arguments, so it is blanked there.
+fn member_templates_named(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in words(b, mask, b"template") {
+        if !(b[..at].ends_with(b"->") || b[..at].ends_with(b".")) {
+            continue;
+        }
+        let name = skip_ws(b, mask, at + 8);
+        let end = name + b[name..].iter().take_while(|c| is_word(**c)).count();
+        let operator = &b[name..end] == b"operator";
+        if end > name && !operator && !matches!(b.get(skip_ws(b, mask, end)), Some(b'<')) {
+            edits.push((at, at + 8, None));
+        }
+    }
+}
+
+fn specifiers_after_reference(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    const SPECIFIERS: &[&[u8]] = &[
+        b"__host__",
+        b"__device__",
+        b"__global__",
+        b"__forceinline__",
+        b"__noinline__",
+        b"__inline__",
+        super::KERNEL_MARK.as_bytes(),
+        super::DEVICE_MARK.as_bytes(),
+    ];
+    for amp in memchr::memchr_iter(b'&', b) {
+        // the last `&` of a return type's `&` or `&&`, after a type (`T&`, `S<T>&`, `T*&`)
+        if !mask[amp] || b.get(amp + 1) == Some(&b'&') || amp == 0 {
+            continue;
+        }
+        let first = if b[amp - 1] == b'&' { amp - 1 } else { amp };
+        let Some(&c) = first.checked_sub(1).and_then(|p| b.get(p)) else {
+            continue;
+        };
+        if !(is_word(c) || matches!(c, b'>' | b'*' | b' ')) {
+            continue;
+        }
+        let mut end = amp + 1;
+        let mut specifiers_end = None;
+        loop {
+            let s = end
+                + b[end..]
+                    .iter()
+                    .take_while(|c| matches!(c, b' ' | b'\t'))
+                    .count();
+            match SPECIFIERS.iter().find(|w| b[s..].starts_with(w)) {
+                Some(w) if b.get(s + w.len()).is_none_or(|c| !is_word(*c)) => {
+                    end = s + w.len();
+                    specifiers_end = Some(end);
+                }
+                _ => break,
+            }
+        }
+        let Some(end) = specifiers_end else {
+            continue;
+        };
+        // `float& __device__ f(`: the specifiers first, then the ampersands before the name
+        let amps = &b[first..=amp];
+        let words = b[amp + 1..end].trim_ascii_start();
+        let space = usize::from(is_word(c));
+        if words.len() + space + amps.len() > end - first {
+            continue;
+        }
+        let mut text = vec![b' '; space];
+        text.extend_from_slice(words);
+        text.resize(end - first - amps.len(), b' ');
+        text.extend_from_slice(amps);
+        for (k, c) in text.iter().enumerate() {
+            if b[first + k] != *c {
+                edits.push((first + k, first + k + 1, Some(*c)));
+            }
         }
     }
 }
@@ -643,6 +734,10 @@ fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> O
             }
         }
         if b[k] != b'{' || b[..k].trim_ascii_end().last() != Some(&b',') {
+            return None;
+        }
+        // a block holds statements; `{{0.0}}` is a braced list (`RUN_TEST(f, {{1, 2}}, {{0.0}})`)
+        if !(k..end).any(|p| mask[p] && b[p] == b';') {
             return None;
         }
         edits.push((s, k, None));
@@ -1036,7 +1131,13 @@ fn test_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         // test)
         let at_statement = before(b, mask, s)
             .is_none_or(|p| matches!(b[p], b';' | b'{' | b'}') || on_directive_line(b, p));
-        if b.get(body) != Some(&b'{') || !has_string || !at_statement {
+        if b.get(body) != Some(&b'{') || !at_statement {
+            continue;
+        }
+        if !has_string {
+            // `TYPED_TEST(HausdorffTest, 500Spaces100Points) {`: gtest pastes the name into
+            // identifiers, so it may start with a digit; the grammar reads a malformed number
+            digit_led_names(b, mask, open..close, edits);
             continue;
         }
         let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
@@ -1049,6 +1150,28 @@ fn test_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
                 edits.push((s + k, s + k + 1, Some(*c)));
             }
         }
+    }
+}
+
+/// Words in `range` that start with a digit and are no number (three letters or more, not
+/// hexadecimal): their leading digits become underscores.
+fn digit_led_names(b: &[u8], mask: &[bool], range: std::ops::Range<usize>, edits: &mut Vec<Edit>) {
+    let mut k = range.start;
+    while k < range.end {
+        if !(mask[k] && b[k].is_ascii_digit() && (k == 0 || !is_word(b[k - 1]))) {
+            k += 1;
+            continue;
+        }
+        let end = k + b[k..range.end].iter().take_while(|c| is_word(**c)).count();
+        let word = &b[k..end];
+        let letters = word.iter().filter(|c| c.is_ascii_alphabetic()).count();
+        let hex = word.len() > 1 && word[0] == b'0' && matches!(word[1], b'x' | b'X' | b'b' | b'B');
+        if letters >= 3 && !hex {
+            for p in k..k + word.iter().take_while(|c| c.is_ascii_digit()).count() {
+                edits.push((p, p + 1, Some(b'_')));
+            }
+        }
+        k = end;
     }
 }
 
@@ -1130,6 +1253,8 @@ mod tests {
         assert!(out.contains("launch<GRAN_K, N>(a);"), "{out}");
         assert!(out.contains("void _()"), "{out}");
         assert_eq!(out.matches('{').count(), out.matches('}').count());
+        let braced_lists = "void t() {\n  RUN_TEST((this->template f<int>), {{1, 2}}, {{0.0}});\n}";
+        assert_eq!(rewrite(braced_lists), braced_lists);
     }
 
     #[test]
@@ -1219,6 +1344,16 @@ mod tests {
     }
 
     #[test]
+    fn specifiers_after_a_reference_return_type() {
+        assert_eq!(
+            rewrite("struct V { friend V& __host__ __device__ operator+=(V& a, V b); };\nfloat&& __device__ f(float* a);\nauto& [[D]] g(int i);"),
+            "struct V { friend V __host__ __device__& operator+=(V& a, V b); };\nfloat __device__&& f(float* a);\nauto [[D]]& g(int i);"
+        );
+        let kept = "a = b & __ldg(p); V& operator+=(V& a); float* __device__ h();";
+        assert_eq!(rewrite(kept), kept);
+    }
+
+    #[test]
     fn friends_first_and_operator_specializations() {
         assert_eq!(
             rewrite("struct A { __host__ __device__ inline friend bool operator>(A a, A b); __device__    constexpr friend A f(); };\ntemplate <> int S::operator()<ns::list_view>(int a) const;"),
@@ -1270,5 +1405,13 @@ mod tests {
         );
         let kept = "void f() { if (ok) { printf(\"x\"); } CHECK(\"y\"); }";
         assert_eq!(rewrite(kept), kept);
+        assert_eq!(
+            rewrite("TYPED_TEST(T, 500Spaces1e5) { f(0x1Fabc, 1e5f); }\nTEST(T, 32Bits) {}"),
+            "TYPED_TEST(T, ___Spaces1e5) { f(0x1Fabc, 1e5f); }\nTEST(T, __Bits) {}"
+        );
+        assert_eq!(
+            rewrite("RUN(this->template verify, a); b.template f<int>(x);"),
+            "RUN(this->         verify, a); b.template f<int>(x);"
+        );
     }
 }
