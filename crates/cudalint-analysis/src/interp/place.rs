@@ -11,6 +11,17 @@ use crate::types::{self, Layout};
 use cudalint_syntax::{BinOp, Expr, ExprKind, Span, UnOp};
 use std::rc::Rc;
 
+/// A member's offset, layout and type in its struct (None: the struct's layout is not known),
+/// the type assumed 4 bytes to lay it out, the struct's size and alignment, and the member's
+/// array dimensions.
+pub(super) struct MemberLayout {
+    found: Option<(i64, Layout, cudalint_syntax::TypeRef)>,
+    assumed: Option<String>,
+    struct_size: i64,
+    struct_align: i64,
+    dims: Vec<i64>,
+}
+
 /// Values remembered as held in registers.
 const MAX_IN_REGISTERS: usize = 1024;
 
@@ -93,21 +104,15 @@ impl KernelRun<'_> {
     /// member function called on an object in memory, a bare `m`).
     pub(super) fn member_place(&mut self, mut place: Place, field: &str) -> Place {
         let ty = place.ty.clone();
-        let found = types::field(&ty.name, field, self.types())
-            .or_else(|| self.template_field(&ty.name, field, &|_| None));
-        // a member whose struct holds a type not known here (a template's left open:
-        // `Counter<T, IdxT>` in a kernel no launch instantiates) is laid out with 4 bytes for
-        // it, as an element of a type not known is, and says so
-        let mut assumed = std::cell::RefCell::new(Vec::<String>::new());
-        let found = found.or_else(|| {
-            let unknown = |n: &str| {
-                assumed.borrow_mut().push(n.to_string());
-                Some(types::Layout { size: 4, align: 4 })
-            };
-            self.template_field(&ty.name, field, &unknown)
-        });
-        let assumed = std::mem::take(assumed.get_mut());
-        let Some((off, fl, fty)) = found else {
+        let member = self.member_layout(&ty, field);
+        let MemberLayout {
+            found,
+            assumed,
+            struct_size,
+            struct_align,
+            dims,
+        } = &*member;
+        let Some((off, fl, fty)) = found.clone() else {
             // an access all the same, of unknown cost: say so rather than drop it
             place.ptr.offset = sym::unknown(format!(
                 "the layout of `{}` is not in the analysed files (member `{field}`)",
@@ -127,10 +132,7 @@ impl KernelRun<'_> {
             }
             return place;
         };
-        let (struct_size, struct_align) = self
-            .layout_assuming(&ty)
-            .map(|(l, _)| (l.size, l.align))
-            .unwrap_or((0, 0));
+        let (struct_size, struct_align) = (*struct_size, *struct_align);
         place.ptr.offset = sym::add(place.ptr.offset, sym::konst(off));
         // a member of a member (`a[t].c[k].real`) is part of the outermost struct the
         // lanes index: what each lane reads of the whole element
@@ -149,7 +151,7 @@ impl KernelRun<'_> {
             },
         });
         place.bytes = fl.size;
-        if let Some(first) = assumed.first() {
+        if let Some(first) = assumed {
             place.assumption = Some(format!(
                 "layout of `{}` laid out with `{first}` assumed 4 bytes",
                 ty.name
@@ -157,7 +159,6 @@ impl KernelRun<'_> {
         }
         // `a->e[j][i]`: an array member decays to a pointer to its elements, its
         // further dimensions the rows it indexes
-        let dims = types::field_dims(&ty.name, field, self.types());
         if !dims.is_empty() {
             place.subarray = true;
             place.bytes = dims.iter().product::<i64>() * fl.size;
@@ -170,6 +171,55 @@ impl KernelRun<'_> {
             place.ptr.path = Some((idx, dims));
         }
         place
+    }
+
+    /// Where member `field` of `ty` lies and what it holds, remembered for the run where the
+    /// frame's template arguments are known (host code reads the same members of a large
+    /// class thousands of times, and each layout walks every member before it).
+    fn member_layout(&self, ty: &cudalint_syntax::TypeRef, field: &str) -> Rc<MemberLayout> {
+        let compute = || {
+            let found = types::field(&ty.name, field, self.types())
+                .or_else(|| self.template_field(&ty.name, field, &|_| None));
+            // a member whose struct holds a type not known here (a template's left open:
+            // `Counter<T, IdxT>` in a kernel no launch instantiates) is laid out with 4 bytes
+            // for it, as an element of a type not known is, and says so
+            let assumed = std::cell::RefCell::new(None::<String>);
+            let found = found.or_else(|| {
+                let unknown = |n: &str| {
+                    assumed.borrow_mut().get_or_insert_with(|| n.to_string());
+                    Some(types::Layout { size: 4, align: 4 })
+                };
+                self.template_field(&ty.name, field, &unknown)
+            });
+            let (struct_size, struct_align) = match found {
+                Some(_) => self
+                    .layout_assuming(ty)
+                    .map(|(l, _)| (l.size, l.align))
+                    .unwrap_or((0, 0)),
+                None => (0, 0),
+            };
+            let dims = match found {
+                Some(_) => types::field_dims(&ty.name, field, self.types()),
+                None => Vec::new(),
+            };
+            Rc::new(MemberLayout {
+                found,
+                assumed: assumed.into_inner(),
+                struct_size,
+                struct_align,
+                dims,
+            })
+        };
+        match self.frame_types_key() {
+            Some(frame) => {
+                let key = format!(
+                    "{}\u{1f}{}\u{1f}{field}\u{1f}{frame}",
+                    ty.name, ty.pointer_depth
+                );
+                self.remembered_member(&key, compute)
+            }
+            None => compute(),
+        }
     }
 
     /// Member `field` of a struct template's type `name`: laid out with the frame's template

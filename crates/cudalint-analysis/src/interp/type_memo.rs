@@ -17,6 +17,7 @@ pub(super) struct TypeMemo {
     nested: PerFile<Option<Nested>>,
     structs: PerFile<bool>,
     instances: PerFile<Option<Instance>>,
+    members: PerFile<std::rc::Rc<super::place::MemberLayout>>,
 }
 
 /// A struct definition's name and its template parameters bound to a type's arguments.
@@ -77,6 +78,42 @@ impl KernelRun<'_> {
     /// [`types::through_typedefs`] in the current file's view.
     pub(super) fn typedef_chain_end(&self, name: &str) -> String {
         types::follow_typedefs(name, |n| self.typedef_of(n))
+    }
+
+    /// A member's layout (keyed by [`Self::frame_types_key`] among the rest), remembered.
+    pub(super) fn remembered_member(
+        &self,
+        key: &str,
+        compute: impl FnOnce() -> std::rc::Rc<super::place::MemberLayout>,
+    ) -> std::rc::Rc<super::place::MemberLayout> {
+        remembered(&self.type_memo.members, self.file(), key, compute)
+    }
+
+    /// What a type's meaning depends on in the current frame beyond the file's view: its
+    /// owner and template arguments, spelled; None where an argument is a value not known
+    /// (a lookup under it is not remembered).
+    pub(super) fn frame_types_key(&self) -> Option<String> {
+        use std::fmt::Write;
+        let Some(fr) = self.frames.last() else {
+            return Some(String::new());
+        };
+        let mut key = fr.owner.clone().unwrap_or_default();
+        for (name, arg) in &fr.template {
+            match arg {
+                super::TArg::Type(t) => {
+                    let _ = write!(
+                        key,
+                        "\u{1e}{name}:{}*{}{}",
+                        t.name, t.pointer_depth, t.is_const
+                    );
+                }
+                super::TArg::Val(super::Val::Int(v)) => {
+                    let _ = write!(key, "\u{1e}{name}={}", v.as_const()?);
+                }
+                super::TArg::Val(_) => return None,
+            }
+        }
+        Some(key)
     }
 
     /// `name` as a type `owner` (a struct's name, its template arguments off) nests or declares.
