@@ -1158,6 +1158,44 @@ fn a_template_tile_with_no_visible_instantiation_keeps_its_rank() {
 }
 
 #[test]
+fn a_long_host_routine_given_a_launch_configuration_is_not_replayed() {
+    // RELION's shape: a 1,000-line host routine takes the object a later launch reads by
+    // reference; replaying it for every launch after it took 98 s of a 2 s program. A short
+    // setup function is followed; after a long one the object's members are not known, and
+    // the member set before it (16) must not be taken for what the launch reads.
+    let dir = scratch("long-host");
+    let mut body = String::from("  int acc = 0;\n");
+    for i in 0..200 {
+        body.push_str(&format!(
+            "  acc += c.n * {i} + (acc >> 3);  // step {i} of a long routine\n"
+        ));
+    }
+    std::fs::write(
+        dir.join("t.cu"),
+        format!(
+            "struct Cfg {{ int n; }};\nvoid small(Cfg& c) {{ c.n = 64; }}\nvoid big(Cfg& c) {{\n{body}  c.n = 32;\n}}\n\
+             __global__ void k1(float* x) {{ x[threadIdx.x] = 0; }}\n\
+             __global__ void k2(float* x) {{ x[threadIdx.x] = 0; }}\n\
+             void run(float* x) {{\n  Cfg a; a.n = 16; small(a); k1<<<1, a.n>>>(x);\n  \
+             Cfg b; b.n = 16; big(b); k2<<<1, b.n>>>(x);\n}}\n"
+        ),
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let block = |k: &str| {
+        out["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["kernel"] == k)
+            .map(|a| a["block"].clone())
+    };
+    assert_eq!(block("k1"), Some(serde_json::json!([64, 1, 1])), "{out}");
+    let k2 = block("k2").expect("k2 analysed");
+    assert_ne!(k2, serde_json::json!([16, 1, 1]), "{out}");
+}
+
+#[test]
 fn a_traits_struct_built_in_a_host_template_reaches_the_kernel() {
     // HeCBench hadamard's shape: the host wrapper builds `Ktraits` from its own template
     // arguments and launches the kernel with it; the kernel reads Ktraits::kNThreads. Once this

@@ -5,10 +5,15 @@
 use super::names::split_template;
 use super::{Bindings, Frame, KernelRun, Ptr, Returns, TArg, Val};
 use crate::types;
-use cudalint_syntax::{BinOp, Expr, ExprKind, Function, Name, Span, Stmt, TemplateArg};
+use cudalint_syntax::{BinOp, Expr, ExprKind, FnKind, Function, Name, Span, Stmt, TemplateArg};
 
 /// Calls of a templated host function looked at for its instantiations.
 const MAX_HOST_CALLS: usize = 8;
+
+/// A host function this long (bytes of source) is not replayed for the state it leaves the
+/// objects it is given by reference in (see [`KernelRun::long_host_call`]): a setup function
+/// that fills a launch's configuration is a few lines; 8 KB is some 250 lines.
+const LONG_HOST_FUNCTION: u32 = 8 * 1024;
 
 /// Distinct lambdas a launching wrapper's callers pass that are each evaluated (the calls of
 /// the wrapper looked at, too): xgboost's `dh::LaunchN` has about 50 in its `src/`.
@@ -473,6 +478,9 @@ impl KernelRun<'_> {
         }
         self.host_statements = true;
         for s in stmts {
+            if self.long_host_call(s) {
+                continue;
+            }
             self.stmt(s);
             if let Stmt::Decl(d) = s {
                 if let Some(&c) = equal.get(d.name.as_str()) {
@@ -527,6 +535,49 @@ impl KernelRun<'_> {
                 self.assign_local(&name, Val::Unknown(reason.into()));
             }
         }
+    }
+
+    /// Whether `s` calls a long host function (more than [`LONG_HOST_FUNCTION`] bytes) that
+    /// takes some of its arguments by non-const reference: the state it leaves them in is
+    /// not followed (RELION's 1,000-line `getFourierTransformsAndCtfs(part_id, op, ...)`,
+    /// replayed for every launch after it, was most of the check of its program); the
+    /// objects it is given lose the members known of them, and numbers become unknown.
+    fn long_host_call(&mut self, s: &Stmt) -> bool {
+        let Stmt::Expr(e) = s else {
+            return false;
+        };
+        let ExprKind::Call { callee, args, .. } = &e.kind else {
+            return false;
+        };
+        let long = self
+            .project
+            .device_functions(callee, args.len(), self.file())
+            .iter()
+            .any(|(_, f)| f.kind == FnKind::Host && f.span.end - f.span.start > LONG_HOST_FUNCTION);
+        if !long {
+            return false;
+        }
+        for (i, a) in args.iter().enumerate() {
+            let ExprKind::Ident(n) = &a.kind else {
+                continue;
+            };
+            if !self.takes_by_reference(callee, args.len(), i) {
+                continue;
+            }
+            match self.lookup_local(n) {
+                Some(v @ Val::Unknown(_)) => {
+                    if let Some((_, key)) = self.local_object(v) {
+                        self.fields.remove(&key);
+                    }
+                }
+                Some(Val::Int(_)) => {
+                    let reason = format!("`{n}` is changed by `{callee}`, which is not followed");
+                    self.assign_local(n, Val::Unknown(reason.into()));
+                }
+                _ => {}
+            }
+        }
+        true
     }
 
     /// Variables among `needed` a host function passes, before byte `before`, to a function that takes them
