@@ -601,7 +601,33 @@ fn declares_a_function_after(
         return false;
     }
     let (words, k) = declared_words(b, end, word_after);
-    words >= 2 && b.get(skip_ws(b, k)) == Some(&b'(')
+    let next = skip_ws(b, k);
+    if words >= 2 && b.get(next) == Some(&b'(') {
+        return true;
+    }
+    // an operator (`HDI SplitT& operator=(const SplitT& o)`): its symbols, then `(`
+    let operator = words >= 2 && b[..k].trim_ascii_end().ends_with(b"operator") && {
+        let sym = if b[next..].starts_with(b"()") {
+            next + 2
+        } else {
+            next + b[next..]
+                .iter()
+                .take_while(|c| b"=+-*/%<>!&|^~[]".contains(c))
+                .count()
+        };
+        sym > next && b.get(skip_ws(b, sym)) == Some(&b'(')
+    };
+    // a constructor's definition (`HDI Bin(int c) : count(c) {}`): a name, its parameters,
+    // then an initializer list or a body (a statement `X v(1);` ends at its `;`)
+    let constructor = words == 1 && b.get(next) == Some(&b'(') && {
+        let mut depth = 0i32;
+        let close = b[next..b.len().min(next + 4096)].iter().position(|c| {
+            depth += i32::from(*c == b'(') - i32::from(*c == b')');
+            depth == 0
+        });
+        close.is_some_and(|c| matches!(b.get(skip_ws(b, next + c + 1)), Some(b':' | b'{')))
+    };
+    operator || constructor
 }
 
 /// The names after `end` (a type, perhaps qualified, a pointer or reference, and the declared
@@ -1308,6 +1334,11 @@ mod tests {
             "constexpr __forceinline__ _RAFT_HOST_DEVICE bool f(int i) {}",
             "explicit HD rbf_fin_op(OutT gain_) noexcept : gain(gain_) {}",
             "inline REAL f(int x);",
+            "HDI Bin(int c) : count(c) {}",
+            "DI Lookback(void* w) { f = w; }",
+            "HDI SplitT& operator=(const SplitT& o) {}",
+            "HDI void operator+=(const P& o) {}",
+            "HALF g(2) + 1;",
         ]
         .join("\n");
         let out = rewrite(&src);
@@ -1346,6 +1377,11 @@ mod tests {
                 "constexpr __forceinline__                   bool f(int i) {}",
                 "explicit    rbf_fin_op(OutT gain_) noexcept : gain(gain_) {}",
                 "inline REAL f(int x);",
+                "Bin(int c) : count(c) {}",
+                "Lookback(void* w) { f = w; }",
+                "SplitT& operator=(const SplitT& o) {}",
+                "void operator+=(const P& o) {}",
+                "HALF g(2) + 1;",
             ]
         );
     }

@@ -382,6 +382,9 @@ fn unwrap_raw_string_file(src: &str) -> Cow<'_, str> {
 /// body, a kernel that follows vanishing into it. The newlines move up to the name (and the
 /// backslashes of an empty continued body go), the spaces after them: every later byte keeps
 /// its offset.
+///
+/// GNU's named variadic parameter (`#define PRINT(x, args...)`), which the grammar does not
+/// take, loses its name here too: `(x,     ...)`.
 fn empty_define_bodies(src: &str) -> Cow<'_, str> {
     if !src.contains("define") {
         return Cow::Borrowed(src);
@@ -398,6 +401,17 @@ fn empty_define_bodies(src: &str) -> Cow<'_, str> {
         };
         let end = eol(line);
         if let Some(body) = define_body_start(&b[line..end]).map(|o| line + o) {
+            if let Some(dots) = memchr::memmem::find(&b[line..body], b"...)").map(|o| line + o) {
+                let name = b[line..dots]
+                    .iter()
+                    .rev()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                    .count();
+                if name > 0 {
+                    let bytes = out.get_or_insert_with(|| b.to_vec());
+                    bytes[dots - name..dots].fill(b' ');
+                }
+            }
             // the logical line: physical lines joined by a trailing backslash
             let (mut seg, mut last) = (body, end);
             while last < b.len() && b[seg..last].trim_ascii_end().ends_with(b"\\") {
@@ -784,6 +798,17 @@ mod directive_comment_tests {
         assert!(out.lines().take(2).all(|l| l.ends_with('\\')), "{out}");
         let parsed = crate::parse(src).unwrap();
         assert!(parsed.model.error_regions.is_empty());
+    }
+
+    #[test]
+    fn a_gnu_named_variadic_parameter_loses_its_name() {
+        let src = "#define PRINT(x, args...) printf(x, ## args);\n#define V(...) f(__VA_ARGS__)\n__global__ void k(float* a) { a[threadIdx.x] = 0; }\n";
+        let out = super::empty_define_bodies(src);
+        assert!(
+            out.starts_with("#define PRINT(x,     ...) printf(x, ## args);\n#define V(...)"),
+            "{out}"
+        );
+        assert!(crate::parse(src).unwrap().model.error_regions.is_empty());
     }
 
     #[test]

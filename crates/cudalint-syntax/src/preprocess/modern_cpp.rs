@@ -185,7 +185,7 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     if src.contains("= {}") || src.contains("={}") {
         braced_defaults(b, mask, edits);
     }
-    if src.contains(") {") || src.contains(")\t{") || src.contains(" {") {
+    if src.contains(") {") || src.contains(" {") || src.contains("\t{") || src.contains("\n{") {
         loop_macro_blocks(b, mask, edits);
     }
     if src.contains("friend") {
@@ -496,13 +496,29 @@ fn enclosing_blocks(b: &[u8], mask: &[bool]) -> Vec<(usize, Option<Block>)> {
                     .rev()
                     .find(|&p| mask[p] && matches!(b[p], b';' | b'{' | b'}'))
                     .map_or(0, |p| p + 1);
-                let head = &b[head_start..i];
+                // (from the line after the last directive: `#define RATIO (0.5)` above a
+                // class is no part of its head)
+                let head_start = {
+                    let (mut at, mut after, mut continued) = (head_start, head_start, false);
+                    for line in b[head_start..i].split(|c| *c == b'\n') {
+                        let directive = continued || line.trim_ascii_start().starts_with(b"#");
+                        continued = directive && line.trim_ascii_end().ends_with(b"\\");
+                        at += line.len() + 1;
+                        if directive {
+                            after = at.min(i);
+                        }
+                    }
+                    after
+                };
+                // (its code: a comment above a class may hold parentheses)
+                let head: Vec<u8> = (head_start..i).filter(|&p| mask[p]).map(|p| b[p]).collect();
+                let head = &head[..];
                 let kind = if word_in(head, b"namespace") || word_in(head, b"extern") {
                     Block::Namespace
                 } else if ["class", "struct", "union", "enum"]
                     .iter()
                     .any(|w| word_in(head, w.as_bytes()))
-                    && !head.contains(&b'(')
+                    && !parens_outside_angles(head)
                 {
                     Block::Class
                 } else {
@@ -520,6 +536,20 @@ fn enclosing_blocks(b: &[u8], mask: &[bool]) -> Vec<(usize, Option<Block>)> {
         i += 1;
     }
     out
+}
+
+/// Whether a block's head has parentheses outside template brackets: `struct S f(int a) {`
+/// is a function, `class Callback<Ret(Args...)> {` a class.
+fn parens_outside_angles(head: &[u8]) -> bool {
+    let mut angles = 0i32;
+    head.iter().any(|&c| {
+        match c {
+            b'<' => angles += 1,
+            b'>' => angles = (angles - 1).max(0),
+            _ => {}
+        }
+        c == b'(' && angles == 0
+    })
 }
 
 /// The block enclosing byte `at`, from [`enclosing_blocks`]'s list.
@@ -587,7 +617,17 @@ fn after_directive(b: &[u8], s: usize) -> bool {
 
 fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
-    for (s, open, close) in capital_calls(b, mask) {
+    // (names not all capitals too: RELION's `FOR_ALL_DIRECT_ELEMENTS_IN_MULTIDIMARRAY_ptr(v,
+    // n, ptr)`; a call before a block at a statement's start in code is no C++)
+    let mut calls = capital_calls(b, mask);
+    // (a name with an underscore and a capital: a constructor, `Callback(Callback &&cb) {`,
+    // is neither, where a class the analysis took for code holds one)
+    let macro_like = |w: &[u8]| w.contains(&b'_') && w.iter().any(u8::is_ascii_uppercase);
+    calls.extend(
+        calls_before_blocks(b, mask)
+            .filter(|&(s, o, _)| !capitals(&b[s..o]) && macro_like(&b[s..o])),
+    );
+    for (s, open, close) in calls {
         let brace = skip_ws(b, mask, close + 1);
         let at_statement = before(b, mask, s)
             .is_none_or(|p| matches!(b[p], b';' | b'{' | b'}' | b')'))
@@ -611,6 +651,65 @@ fn loop_macro_blocks(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
             edits.push((slot, slot + 1, Some(b';')));
         }
     }
+}
+
+/// Every `name(...)` directly before a `{` whose name is no keyword that takes parentheses
+/// before a block (`if`, `for`, `while`, `switch`, `catch`, ...): where the name starts, its
+/// end and the closing parenthesis.
+fn calls_before_blocks<'a>(
+    b: &'a [u8],
+    mask: &'a [bool],
+) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+    const KEYWORDS: &[&[u8]] = &[
+        b"if",
+        b"for",
+        b"while",
+        b"switch",
+        b"catch",
+        b"constexpr",
+        b"__launch_bounds__",
+        b"noexcept",
+        b"decltype",
+        b"requires",
+        b"throw",
+        b"alignas",
+        b"operator",
+    ];
+    memchr::memchr_iter(b'{', b).filter_map(move |brace| {
+        if !mask[brace] {
+            return None;
+        }
+        let close = before(b, mask, brace)?;
+        if b[close] != b')' {
+            return None;
+        }
+        // the `(` that opens it, within 4 KB, no string inside
+        let mut depth = 0i32;
+        let mut open = None;
+        for p in (close.saturating_sub(4096)..=close).rev() {
+            if !mask[p] {
+                continue;
+            }
+            match b[p] {
+                b')' => depth += 1,
+                b'(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        open = Some(p);
+                        break;
+                    }
+                }
+                b'"' | b';' | b'{' | b'}' => return None,
+                _ => {}
+            }
+        }
+        let open = open?;
+        let end = before(b, mask, open).filter(|&p| is_word(b[p]))? + 1;
+        let name = word_before(b, end);
+        let s = end - name.len();
+        let plain = !name.is_empty() && !name[0].is_ascii_digit() && !KEYWORDS.contains(&name);
+        plain.then_some((s, end, close))
+    })
 }
 
 /// An all-capitals macro at the start of a statement whose arguments hold statements (a `;`
@@ -1340,6 +1439,28 @@ mod tests {
         );
         // a constructor in a class body, a function definition at file scope: left alone
         let kept = "struct S {\n  S() {}\n};\nMY_API(int) {\n}\n";
+        assert_eq!(rewrite(kept), kept);
+        assert_eq!(
+            rewrite("void f(T* p) {\n  FOR_ALL_ptr(*this, n, p)\n  {\n  }\n}"),
+            "void f(T* p) {\n  FOR_ALL_ptr(*this, n, p)\n ;{\n  }\n}"
+        );
+        // a constructor in a class below a directive with parentheses
+        let kept =
+            "#define R (0.5)\n#define S(a) \\\n  (a)\nclass C\n{\npublic:\n\tC()\n\t{\n\t}\n};";
+        assert_eq!(rewrite(kept), kept);
+        let kept = "template <class R, class... A>\nclass Callback<R(A...)>\n{\n    Callback(Callback &&cb)\n    {\n    }\n};";
+        assert_eq!(rewrite(kept), kept);
+        // (or a comment with them)
+        let parsed =
+            crate::parse("/* an atom (or more) */\nclass C\n{\npublic:\n\tC()\n\t{\n\t}\n};")
+                .unwrap();
+        assert!(parsed.model.error_regions.is_empty());
+        // indented with tabs, every brace on its own line
+        assert_eq!(
+            rewrite("class C\n{\n\tvoid r()\n\t{\n\t\tFOR_ALL(d)\n\t\t{\n\t\t}\n\t}\n};"),
+            "class C\n{\n\tvoid r()\n\t{\n\t\tFOR_ALL(d)\n\t;{\n\t\t}\n\t}\n};"
+        );
+        let kept = "void g() {\n  if (a) {\n  } else if (b) {\n  }\n  for (;;) {\n  }\n  auto l = [](int i) {\n  };\n  while (x) {\n  }\n}\nvoid h(int i) {\n}\n";
         assert_eq!(rewrite(kept), kept);
     }
 
