@@ -1145,7 +1145,7 @@ fn pragmas_before_bodies(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize,
 
 /// The `(` that opens the `)` at `close`, in code, within 4 KB before it; `None` where one of
 /// `stops` comes first.
-fn opening_paren(b: &[u8], mask: &[bool], close: usize, stops: &[u8]) -> Option<usize> {
+pub(super) fn opening_paren(b: &[u8], mask: &[bool], close: usize, stops: &[u8]) -> Option<usize> {
     let mut depth = 0usize;
     for p in (close.saturating_sub(4096)..=close).rev() {
         if !mask[p] {

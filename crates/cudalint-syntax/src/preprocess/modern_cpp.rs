@@ -684,26 +684,7 @@ fn calls_before_blocks<'a>(
             return None;
         }
         // the `(` that opens it, within 4 KB, no string inside
-        let mut depth = 0i32;
-        let mut open = None;
-        for p in (close.saturating_sub(4096)..=close).rev() {
-            if !mask[p] {
-                continue;
-            }
-            match b[p] {
-                b')' => depth += 1,
-                b'(' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        open = Some(p);
-                        break;
-                    }
-                }
-                b'"' | b';' | b'{' | b'}' => return None,
-                _ => {}
-            }
-        }
-        let open = open?;
+        let open = super::grammar_gaps::opening_paren(b, mask, close, b"\";{}")?;
         let end = before(b, mask, open).filter(|&p| is_word(b[p]))? + 1;
         let name = word_before(b, end);
         let s = end - name.len();
