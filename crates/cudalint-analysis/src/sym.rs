@@ -97,11 +97,21 @@ pub type Sym = Rc<SymNode>;
 /// What a floating-point value is said to be read from (see `interp::expr::floating`).
 pub const FLOATING: &str = "floating-point arithmetic";
 
+/// What an integer made from a floating-point value (`(int)x`, `floorf(x)`, `int i = x;`) is
+/// said to be read from: integer arithmetic again from there on (`floorf(x0) + threadIdx.x`
+/// is a uniform start and a lane's offset, as a runtime integer plus a lane is).
+pub const ROUNDED: &str = "a floating-point value rounded to an integer";
+
 fn node(kind: SymKind) -> Sym {
     let (size, lane, data) = match &kind {
         SymKind::Const(_) | SymKind::Unknown(_) => (1, false, false),
         SymKind::Var(v) => (1, matches!(v, Var::Tid(_) | Var::LaneId), false),
         SymKind::Data(_) => (1, true, true),
+        // (a floating-point value computed from what every lane holds alike, a literal or
+        // a parameter, is the same in every lane: only one made from lane values differs)
+        SymKind::Loaded(a, what) if &**what == FLOATING || &**what == ROUNDED => {
+            (1 + a.size, a.lane_varying, true)
+        }
         SymKind::Loaded(a, _) => (1 + a.size, true, true),
         SymKind::Un(_, a) => (1 + a.size, a.lane_varying, a.data),
         SymKind::Bin(_, a, b) => (
@@ -440,6 +450,18 @@ pub fn within(narrow: &Sym, wide: &Sym) -> bool {
 #[cfg(test)]
 mod multiple_tests {
     use super::*;
+
+    #[test]
+    fn a_floating_value_varies_by_lane_only_where_its_parts_do() {
+        let uniform = loaded(var(Var::Runtime(0)), FLOATING);
+        assert!(uniform.floating && uniform.data && !uniform.lane_varying);
+        let per_lane = loaded(mul(var(Var::Tid(0)), konst(3)), FLOATING);
+        assert!(per_lane.floating && per_lane.lane_varying);
+        // a value loaded from memory at a uniform key stays the warp's: a vote is a branch
+        // on data all the same
+        let vote = loaded(konst(7), "the warp's vote");
+        assert!(vote.lane_varying && !vote.floating);
+    }
 
     #[test]
     fn known_multiples_follow_what_a_compiler_can_prove() {

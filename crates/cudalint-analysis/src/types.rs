@@ -683,6 +683,33 @@ pub fn is_integer(name: &str) -> bool {
         && !matches!(bare, "bool")
 }
 
+/// Whether a type is a floating-point scalar (`float`, `double`, `__half`, `__nv_bfloat16`, an
+/// fp8 type; `at::Half`, `c10::BFloat16`), not a vector of them.
+pub fn is_floating(name: &str) -> bool {
+    let bare = name
+        .trim_start_str("const ")
+        .trim_start_str("volatile ")
+        .trim_start_str("std::")
+        .trim_start_str("::");
+    let last = bare.rsplit("::").next().unwrap_or(bare);
+    matches!(
+        last,
+        "float"
+            | "double"
+            | "long double"
+            | "half"
+            | "__half"
+            | "Half"
+            | "BFloat16"
+            | "__nv_bfloat16"
+            | "nv_bfloat16"
+            | "bfloat16"
+            | "__nv_fp8_e4m3"
+            | "__nv_fp8_e5m2"
+            | "float1"
+    )
+}
+
 /// The vector type a CUDA library's complex type is a typedef of (cuComplex.h, cufft.h):
 /// its `.x` is the real part.
 fn library_vector(name: &str) -> Option<&'static str> {
@@ -768,6 +795,23 @@ pub(crate) fn split_template(name: &str) -> (&str, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floating_types_are_scalars_of_any_width() {
+        for t in [
+            "float",
+            "const double",
+            "__half",
+            "__nv_bfloat16",
+            "at::Half",
+            "c10::BFloat16",
+        ] {
+            assert!(is_floating(t), "{t}");
+        }
+        for t in ["int", "float2", "half2", "size_t", "Halfway", "double4"] {
+            assert!(!is_floating(t), "{t}");
+        }
+    }
 
     fn model(src: &str) -> FileModel {
         cudalint_syntax::parse(src).unwrap().model

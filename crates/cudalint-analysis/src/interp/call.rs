@@ -4,7 +4,7 @@
 //! `SharedMemory<T>()`. Cooperative groups and warp intrinsics are `groups.rs`.
 
 use super::{
-    expr::{cast_int, is_this},
+    expr::is_this,
     groups::warp_intrinsic,
     place::{index_of, strip_addr},
     AccessOp, Frame, InlineSite, KernelRun, Loc, Place, Ptr, Returns, Space, TArg, Val,
@@ -608,9 +608,13 @@ impl KernelRun<'_> {
             // rounding a floating-point value: an integer's own value where the argument is
             // one (`ceilf(n)`), else a function of what the value was made of
             n if ROUNDING.contains(&n) && args.len() == 1 => {
+                if let Some(q) = self.integer_quotient(n, &args[0]) {
+                    return Some(q);
+                }
                 let v = self.rvalue(&args[0]);
                 match &v {
                     Val::Int(s) if !s.data => v,
+                    Val::Int(s) if s.floating => Val::Int(super::expr::rounded(s.clone())),
                     _ => function_of(n, &[v], true),
                 }
             }
@@ -622,6 +626,60 @@ impl KernelRun<'_> {
             }
             _ => return None,
         })
+    }
+
+    /// `ceil((float)n / 16)`, `floorf(a / (float)b)`: an integer division written in
+    /// floating point to round up or down, the idiom of a grid's or a tile's count. Where
+    /// both operands are integers (one made a float to divide), the integer quotient rounded
+    /// the function's way; None where the argument is not such a division.
+    fn integer_quotient<'e>(&mut self, name: &str, arg: &'e Expr) -> Option<Val> {
+        let ExprKind::Binary {
+            op: BinOp::Div,
+            lhs,
+            rhs,
+        } = &arg.kind
+        else {
+            return None;
+        };
+        // (`(XFLOAT)pixel`: a typedef or a macro of `float`)
+        let uncast = |me: &Self, e: &'e Expr| -> Option<&'e Expr> {
+            match &e.kind {
+                ExprKind::Cast { ty, arg }
+                    if ty.pointer_depth == 0
+                        && types::is_floating(&me.through_typedefs(&ty.name)) =>
+                {
+                    Some(arg)
+                }
+                _ => None,
+            }
+        };
+        let (a, b) = match (uncast(self, lhs), uncast(self, rhs)) {
+            (None, None) => return None,
+            (a, b) => (a.unwrap_or(lhs), b.unwrap_or(rhs)),
+        };
+        let (a, b) = (self.rvalue(a), self.rvalue(b));
+        let (Val::Int(a), Val::Int(b)) = (a, b) else {
+            return Some(Val::Unknown(format!("result of `{name}`").into()));
+        };
+        if a.floating || b.floating || a.data || b.data {
+            let q = super::expr::floating(&[sym::konst(BinOp::Div as i64), a, b]);
+            return Some(Val::Int(super::expr::rounded(q)));
+        }
+        let up = name.starts_with("ceil");
+        let nearest = name.contains("round") || name.contains("rint") || name.ends_with("_rn");
+        let numerator = if up {
+            sym::binop(BinOp::Sub, sym::add(a, b.clone()), sym::konst(1))
+        } else if nearest {
+            sym::add(sym::mul(a, sym::konst(2)), b.clone())
+        } else {
+            a
+        };
+        let denominator = if nearest {
+            sym::mul(b, sym::konst(2))
+        } else {
+            b
+        };
+        Some(Val::Int(sym::binop(BinOp::Div, numerator, denominator)))
     }
 
     /// The memory places a call's arguments designate (`s_key[pos]`, `p->x`, a reference
@@ -708,7 +766,7 @@ impl KernelRun<'_> {
             return None;
         }
         Some(match self.rvalue(&args[0]) {
-            Val::Int(s) => Val::Int(cast_int(&ty, s)),
+            Val::Int(s) => Val::Int(self.converted(&ty, s)),
             other => other,
         })
     }
@@ -1912,7 +1970,13 @@ pub(super) fn function_of(name: &str, argv: &[Val], pure: bool) -> Val {
     if let Some(r) = ints.iter().find_map(|s| s.unknown_reason()) {
         return Val::Unknown(r);
     }
-    let what = format!("result of `{name}`");
+    // (a math function of a floating-point value is another: `fabsf(w[i])` of a value
+    // every lane read at one address is the same in every lane)
+    let what = if ints.iter().any(|s| s.floating) {
+        sym::FLOATING.to_string()
+    } else {
+        format!("result of `{name}`")
+    };
     let salt = name.bytes().fold(0x517c_c1b7_2722_0a95_i64, |h, c| {
         h.rotate_left(5) ^ i64::from(c)
     });

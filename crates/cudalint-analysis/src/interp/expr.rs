@@ -372,7 +372,7 @@ impl KernelRun<'_> {
                 p.path = None;
                 Val::Ptr(p)
             }
-            Val::Int(s) if ty.pointer_depth == 0 => Val::Int(cast_int(&ty.name, s)),
+            Val::Int(s) if ty.pointer_depth == 0 => Val::Int(self.converted(&ty.name, s)),
             // a pointer's address as an integer (`(unsigned long)start_p | mask`): still that
             // place, counted in bytes, for the cast back to a pointer to find
             Val::Ptr(mut p) if ty.pointer_depth == 0 && kept.is_some_and(|k| k >= 4) => {
@@ -549,9 +549,10 @@ impl KernelRun<'_> {
                     ty: fty,
                 }
             }
-            _ => {
+            fty => {
                 let launch = self.launch_members.get(&full).copied();
-                Val::Int(self.runtime_var(&full, launch))
+                let fty = fty.unwrap_or_else(|| TypeRef::named("int"));
+                Val::Int(self.runtime_value(&full, &fty, launch))
             }
         }
     }
@@ -696,6 +697,17 @@ impl KernelRun<'_> {
             (Val::Int(a), Val::Int(b)) if a.floating || b.floating => {
                 Val::Int(floating(&[sym::konst(op as i64), a, b]))
             }
+            // a value every lane holds alike but cudalint cannot see (a float rounded to an
+            // integer) is a fine base for the lanes' offsets, but scaling, dividing or
+            // masking a lane's value by it gives what it does not know: data, as the float
+            // itself would be (`tid * (int)scale`, RELION's rotated coordinates)
+            (Val::Int(a), Val::Int(b))
+                if !matches!(op, BinOp::Add | BinOp::Sub)
+                    && (opaque_uniform(&a) && b.lane_varying
+                        || opaque_uniform(&b) && a.lane_varying) =>
+            {
+                Val::Int(rounded(sym::binop(op, a, b)))
+            }
             (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
         }
     }
@@ -740,6 +752,46 @@ pub(super) fn floating(parts: &[Sym]) -> Sym {
             sym::binop(BinOp::BitXor, k, shifted)
         });
     sym::loaded(key, sym::FLOATING)
+}
+
+impl KernelRun<'_> {
+    /// A value converted to type `ty`. An integer made a float is the same number, but what
+    /// is done with it next is floating-point arithmetic (`(float)n / 2`, a host's
+    /// `(float)src / dst` scale is 0.5, not 0): it is a floating value from there on.
+    pub(super) fn converted(&self, ty: &str, s: Sym) -> Sym {
+        let to_float = !s.floating
+            && match types::builtin(ty) {
+                Some(_) => types::is_floating(ty),
+                None => types::is_floating(&self.through_typedefs(ty)),
+            };
+        if to_float {
+            return floating(&[s]);
+        }
+        if s.floating && self.integer_bytes(&TypeRef::named(ty)).is_some() {
+            return rounded(s);
+        }
+        cast_int(ty, s)
+    }
+
+    /// A value stored into an integer of `kept` bytes (a declaration's `int i = x;`): a
+    /// floating-point one is rounded.
+    pub(super) fn as_integer(&self, v: Val, kept: Option<i64>) -> Val {
+        match v {
+            Val::Int(s) if s.floating && kept.is_some() => Val::Int(rounded(s)),
+            v => v,
+        }
+    }
+}
+
+/// A value the same in every lane that cudalint does not know (see `arith`).
+fn opaque_uniform(s: &Sym) -> bool {
+    s.data && !s.lane_varying
+}
+
+/// A floating-point value made an integer: a function of the value, the same in every lane
+/// where the value is, and integer arithmetic from there on (see [`sym::ROUNDED`]).
+pub(super) fn rounded(s: Sym) -> Sym {
+    sym::loaded(s, sym::ROUNDED)
 }
 
 /// Integer casts that narrow: `(char)x` keeps the low byte. Wider or same-width casts are identity.

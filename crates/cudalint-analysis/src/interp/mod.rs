@@ -662,7 +662,7 @@ impl<'p> KernelRun<'p> {
                 }
             } else {
                 let launch = bind.params.get(i).copied().flatten();
-                Val::Int(self.runtime_var(&p.name, launch))
+                Val::Int(self.runtime_value(&p.name, &ty, launch))
             };
             self.declare(&p.name, v);
         }
@@ -839,6 +839,28 @@ impl<'p> KernelRun<'p> {
         let i = self.runtime.len() as u32 - 1;
         self.runtime_index.insert(name.to_string(), i);
         sym::var(Var::Runtime(i))
+    }
+
+    /// A value the run gives the kernel (a parameter, a member of one, an element read at a
+    /// uniform address) named `name`, of type `ty`. A floating-point one is no size or
+    /// stride: a scale, an angle's cosine, a rotation matrix's entry could be 0.5 as well as
+    /// 1,000, so no assumed value stands for it; it is kept opaque, the same value wherever
+    /// the name is read (see `expr::floating`), and an index made from it is data. A value
+    /// the launch or the user fixes is that value.
+    fn runtime_value(&mut self, name: &str, ty: &TypeRef, launch_value: Option<i64>) -> Sym {
+        let fixed = launch_value.is_some() || self.options.params.contains_key(name);
+        // (a built-in name needs no typedef followed: most are `int`)
+        let floating = |me: &Self| match types::builtin(&ty.name) {
+            Some(_) => types::is_floating(&ty.name),
+            None => types::is_floating(&me.through_typedefs(&ty.name)),
+        };
+        if !fixed && ty.pointer_depth == 0 && floating(self) {
+            let id = name.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+            });
+            return expr::floating(&[sym::konst((id >> 2) as i64)]);
+        }
+        self.runtime_var(name, launch_value)
     }
 
     // ----- scopes -----

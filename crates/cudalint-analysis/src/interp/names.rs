@@ -132,7 +132,7 @@ impl KernelRun<'_> {
                     ty: d.ty.clone(),
                 }
             }
-            Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_var(name, None)),
+            Val::Unknown(_) if !d.is_const => Val::Int(self.runtime_value(name, &d.ty, None)),
             v => v,
         })
     }

@@ -633,7 +633,7 @@ impl KernelRun<'_> {
             )))
         } else {
             let name = self.loaded_name(&place.ptr.base, addr);
-            Val::Int(self.runtime_var(&name, None))
+            Val::Int(self.runtime_value(&name, &place.ty, None))
         }
     }
 

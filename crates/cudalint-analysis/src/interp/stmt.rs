@@ -638,14 +638,16 @@ impl KernelRun<'_> {
                 ..
             }) if args.len() == 1 && ty.pointer_depth == 0 => {
                 let kept = self.integer_bytes(ty);
-                self.rvalue_narrowed(&args[0], kept)
+                let v = self.rvalue_narrowed(&args[0], kept);
+                self.as_integer(v, kept)
             }
             Some(e) => {
                 let kept = self.integer_bytes(ty);
                 let v = if ty.pointer_depth > 0 {
                     self.pointer_value(e)
                 } else {
-                    self.rvalue_narrowed(e, kept)
+                    let v = self.rvalue_narrowed(e, kept);
+                    self.as_integer(v, kept)
                 };
                 match v {
                     Val::Ptr(mut p) if ty.pointer_depth > 0 => {
