@@ -949,10 +949,16 @@ impl KernelRun<'_> {
             this,
         });
         self.scopes.push(Vec::new());
-        let address_return = std::mem::replace(
-            &mut self.address_return,
-            std::mem::take(&mut self.next_returns_address).then_some(self.frames.len()),
-        );
+        let returns_address = match self.next_returns_address {
+            Some((at, only_reference))
+                if at == span && (f.returns_reference || !only_reference) =>
+            {
+                self.next_returns_address = None;
+                Some(self.frames.len())
+            }
+            _ => None,
+        };
+        let address_return = std::mem::replace(&mut self.address_return, returns_address);
         let given = argv.len();
         let places = std::mem::take(&mut self.next_refs);
         let mut written_back: Vec<(Rc<str>, Rc<str>)> = Vec::new();
@@ -1408,9 +1414,9 @@ impl KernelRun<'_> {
         index: &Expr,
         span: Span,
     ) -> Option<Place> {
-        self.next_returns_address = true;
+        self.next_returns_address = Some((span, false));
         let v = self.object_subscript(base, index, span);
-        self.next_returns_address = false;
+        self.next_returns_address = None;
         match v {
             Val::Ptr(p) => Some(self.index_ptr(p, sym::konst(0))),
             _ => None,

@@ -421,9 +421,11 @@ pub struct KernelRun<'p> {
     next_this_values: Vec<(String, Val)>,
     /// The places the next inlined call's arguments designate, where they designate one.
     next_refs: Vec<Option<Place>>,
-    /// The next inlined call is an lvalue (`t[i] = v` through a `T& operator[]`): its
-    /// `return` gives the address of what it names, not the value there.
-    next_returns_address: bool,
+    /// The inlined call at this span is an lvalue (`t[i] = v` through a `T& operator[]`,
+    /// `column(p, i) = v` through a function returning `float&`): its `return` gives the
+    /// address of what it names, not the value there. With `true`, only where the function
+    /// returns a reference. (A span, not a flag: a call among its arguments is not it.)
+    next_returns_address: Option<(Span, bool)>,
     /// The frame depth whose `return` gives an address (see `next_returns_address`).
     address_return: Option<usize>,
     /// The caller's locals a call's arguments name, where the callee takes them by non-const
@@ -581,7 +583,7 @@ impl<'p> KernelRun<'p> {
             next_this_ptr: None,
             next_this_values: Vec::new(),
             next_refs: Vec::new(),
-            next_returns_address: false,
+            next_returns_address: None,
             address_return: None,
             next_local_refs: Vec::new(),
             shared_scalars: Vec::new(),

@@ -79,6 +79,17 @@ impl KernelRun<'_> {
                 };
                 Some(self.member_place(place, field))
             }
+            // a function returning a reference, written through (`column(p, i) = v`,
+            // `rows.row(t) += v`): the place its `return` names
+            ExprKind::Call { callee, args, .. } if self.returns_reference(callee, args.len()) => {
+                self.next_returns_address = Some((e.span, true));
+                let v = self.rvalue(e);
+                self.next_returns_address = None;
+                match v {
+                    Val::Ptr(p) => Some(self.index_ptr(p, sym::konst(0))),
+                    _ => None,
+                }
+            }
             ExprKind::Ident(name) => {
                 // a `__device__` or `__managed__` scalar at file scope is a place in global
                 // memory (`atomicAdd(&counter, 1)`), a `__shared__` one in shared memory; a
@@ -98,6 +109,17 @@ impl KernelRun<'_> {
             }
             _ => None,
         }
+    }
+
+    /// Whether a function `callee` names with `arity` arguments may return a reference (a
+    /// member call's name is its member's: `rows.row`).
+    fn returns_reference(&self, callee: &str, arity: usize) -> bool {
+        let name = super::call::unqualified(callee);
+        let name = name.rsplit(['.', '>']).next().unwrap_or(name);
+        self.project
+            .device_functions(name, arity, self.file())
+            .iter()
+            .any(|(_, f)| f.returns_reference)
     }
 
     /// The member `field` of the struct in memory at `place` (`s.m`, `p->m`, and inside a
