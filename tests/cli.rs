@@ -1196,6 +1196,31 @@ fn a_long_host_routine_given_a_launch_configuration_is_not_replayed() {
 }
 
 #[test]
+fn math_constants_without_their_header_are_floating_point_numbers() {
+    // mmcv's rotated RoI kernels: `theta * num_orientations / (2 * M_PI)` with <math.h> not in
+    // the run. The index is float arithmetic (data to cudalint), not an unknown name; a
+    // project's own `#define M_PI` still wins.
+    let dir = scratch("math-constants");
+    std::fs::write(
+        dir.join("t.cu"),
+        "__global__ void bins(const float* theta, int* out, int n) {\n  \
+         int t = blockIdx.x * blockDim.x + threadIdx.x;\n  \
+         int b = (int)(theta[t] * n / (2 * M_PI));\n  out[b] += 1;\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let store = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["text"] == "out[b]" && a["op"] == "store")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(store["class"], "data-dependent", "{out}");
+    assert!(!out.to_string().contains("`M_PI` is not defined"), "{out}");
+}
+
+#[test]
 fn a_traits_struct_built_in_a_host_template_reaches_the_kernel() {
     // HeCBench hadamard's shape: the host wrapper builds `Ktraits` from its own template
     // arguments and launches the kernel with it; the kernel reads Ktraits::kNThreads. Once this

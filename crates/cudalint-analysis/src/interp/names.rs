@@ -79,6 +79,11 @@ impl KernelRun<'_> {
                 return v;
             }
         }
+        // `<math.h>`'s and CUDA's `math_constants.h`'s constants, where the run does not have
+        // the header: floating-point numbers, as a literal is
+        if MATH_CONSTANTS.contains(&name) {
+            return Val::Int(super::expr::floating(&[]));
+        }
         Val::Unknown(format!("`{name}` is not defined in the analysed files").into())
     }
 
@@ -346,6 +351,33 @@ pub(super) const LAUNCH_CONFIG: &str = "cudaLaunchConfig_t";
 
 /// The names CUDA gives every kernel: `threadIdx`, `blockIdx`, `blockDim`, `gridDim`,
 /// `warpSize`, and `NULL`.
+/// Floating-point constants of `<math.h>` (POSIX) and CUDA's `math_constants.h`.
+const MATH_CONSTANTS: &[&str] = &[
+    "M_E",
+    "M_LOG2E",
+    "M_LOG10E",
+    "M_LN2",
+    "M_LN10",
+    "M_PI",
+    "M_PI_2",
+    "M_PI_4",
+    "M_1_PI",
+    "M_2_PI",
+    "M_2_SQRTPI",
+    "M_SQRT2",
+    "M_SQRT1_2",
+    "CUDART_PI",
+    "CUDART_PI_F",
+    "CUDART_PIO2",
+    "CUDART_PIO2_F",
+    "CUDART_2_OVER_PI",
+    "CUDART_SQRT_2PI",
+    "CUDART_INF",
+    "CUDART_INF_F",
+    "CUDART_NAN",
+    "CUDART_NAN_F",
+];
+
 fn builtin_variable(name: &str) -> Option<Val> {
     let dim3 = |v: fn(u8) -> Var| Val::Dim3([sym::var(v(0)), sym::var(v(1)), sym::var(v(2))]);
     Some(match name {
