@@ -73,7 +73,9 @@ fn level(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Level {
     }
     let mut text = String::new();
     let mut makefiles = String::new();
+    let mut has_cmake_lists = false;
     for f in build_files_in(dir) {
+        has_cmake_lists |= f.file_name().is_some_and(|n| n == "CMakeLists.txt");
         if let Ok(bytes) = std::fs::read(&f) {
             let t = String::from_utf8_lossy(&bytes);
             if is_makefile(&f.file_name().unwrap_or_default().to_string_lossy()) {
@@ -84,6 +86,14 @@ fn level(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Level {
             text.push('\n');
         }
     }
+    if has_cmake_lists {
+        for f in cmake_modules(dir) {
+            if let Ok(bytes) = std::fs::read(&f) {
+                text.push_str(&String::from_utf8_lossy(&bytes));
+                text.push('\n');
+            }
+        }
+    }
     let l = Arc::new((
         text,
         makefile_defines(&makefiles),
@@ -91,6 +101,40 @@ fn level(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Level {
     ));
     seen.insert(dir.to_path_buf(), l.clone());
     l
+}
+
+/// The CMake modules a project keeps beside its CMakeLists.txt (`cmake/cuda.cmake`, which
+/// `include(cuda)` reads): OneFlow's `add_definitions(-DWITH_CUDA)` is there, and a name they
+/// mention may be defined by the build as much as one the CMakeLists.txt mentions.
+fn cmake_modules(dir: &Path) -> Vec<PathBuf> {
+    const MAX_DEPTH: usize = 3;
+    const MAX_FILES: usize = 200;
+    let mut out = Vec::new();
+    let mut todo: Vec<(PathBuf, usize)> = ["cmake", "CMake", "cmake_modules"]
+        .iter()
+        .map(|n| (dir.join(n), 0))
+        .filter(|(p, _)| p.is_dir())
+        .collect();
+    while let Some((d, depth)) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() && depth < MAX_DEPTH {
+                todo.push((e.path(), depth + 1));
+            } else if t.is_file() && e.file_name().to_string_lossy().ends_with(".cmake") {
+                out.push(e.path());
+            }
+        }
+        if out.len() >= MAX_FILES {
+            out.truncate(MAX_FILES);
+            break;
+        }
+    }
+    out
 }
 
 fn is_makefile(name: &str) -> bool {
@@ -301,5 +345,32 @@ mod tests {
                 "VALUE=x"
             ]
         );
+    }
+
+    #[test]
+    fn a_cmake_module_beside_the_cmake_lists_is_read() {
+        let root = std::env::temp_dir().join(format!("cudalint-cmake-{}", std::process::id()));
+        let src = root.join("src").join("kernels");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::create_dir_all(root.join("cmake").join("third_party")).unwrap();
+        std::fs::write(root.join("CMakeLists.txt"), "include(cuda)\n").unwrap();
+        std::fs::write(
+            root.join("cmake/cuda.cmake"),
+            "add_definitions(-DWITH_CUDA)\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("cmake/third_party/nccl.cmake"),
+            "set(USE_NCCL ON)\n",
+        )
+        .unwrap();
+        // a module folder under a folder with no CMakeLists.txt is not the build's
+        std::fs::create_dir_all(src.join("cmake")).unwrap();
+        std::fs::write(src.join("cmake/other.cmake"), "add_definitions(-DSTRAY)\n").unwrap();
+        let b = governing(&src, &mut HashMap::new()).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(b.mentions("WITH_CUDA"));
+        assert!(b.mentions("USE_NCCL"));
+        assert!(!b.mentions("STRAY"));
     }
 }
