@@ -69,11 +69,51 @@ impl KernelRun<'_> {
         else {
             return None;
         };
-        let (_, def) = self
+        let (def, args) = self.statement_macro_def(callee, args)?;
+        cudalint_syntax::substitute::expand_statement_macro(def, &args)
+            .map(|s| (s, *span, def.sequence))
+    }
+
+    /// The statement macro an invocation of `callee` reaches, with the arguments it is given
+    /// there: through macros that only forward to another (OneFlow's `#define
+    /// XPU_1D_KERNEL_LOOP(i, n) CUDA_1D_KERNEL_LOOP(i, n)`), whose arguments are the
+    /// invocation's written into the call they make.
+    fn statement_macro_def(
+        &self,
+        callee: &str,
+        args: &[Expr],
+    ) -> Option<(&cudalint_syntax::Define, Vec<Expr>)> {
+        let mut args = args.to_vec();
+        let (_, mut def) = self
             .project
             .function_macro(callee, args.len(), self.file())?;
-        cudalint_syntax::substitute::expand_statement_macro(def, args)
-            .map(|s| (s, *span, def.sequence))
+        for _ in 0..8 {
+            if def.statement.is_some() {
+                return Some((def, args));
+            }
+            let Some(Expr {
+                kind:
+                    ExprKind::Call {
+                        callee: inner,
+                        args: passed,
+                        ..
+                    },
+                ..
+            }) = &def.body
+            else {
+                return None;
+            };
+            let params = def.params.as_ref()?;
+            args = passed
+                .iter()
+                .map(|a| cudalint_syntax::substitute::expand_expression_macro(params, a, &args))
+                .collect();
+            def = self
+                .project
+                .function_macro(inner, args.len(), self.file())?
+                .1;
+        }
+        None
     }
 
     fn loop_macro(&self, s: &Stmt, next: &Stmt) -> Option<Stmt> {
@@ -87,10 +127,8 @@ impl KernelRun<'_> {
         else {
             return None;
         };
-        let (_, def) = self
-            .project
-            .function_macro(callee, args.len(), self.file())?;
-        cudalint_syntax::substitute::expand_loop_macro(def, args, block.clone())
+        let (def, args) = self.statement_macro_def(callee, args)?;
+        cudalint_syntax::substitute::expand_loop_macro(def, &args, block.clone())
     }
 
     pub(super) fn stmt(&mut self, s: &Stmt) {
