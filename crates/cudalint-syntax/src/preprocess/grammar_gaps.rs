@@ -1049,12 +1049,63 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
                 && text
                     .iter()
                     .all(|c| is_word(*c) || c.is_ascii_whitespace() || *c == b'*' || *c == b'&');
-            if only_types {
+            if only_types || (capitals && is_sequence(text)) {
                 let first = a + text.iter().take_while(|c| c.is_ascii_whitespace()).count();
                 edits.push((first, z, Some(b'0')));
             }
         }
     }
+}
+
+/// A preprocessor sequence given to a macro (OneFlow's `OF_PP_SEQ_PRODUCT_FOR_EACH_TUPLE(INST,
+/// ARITHMETIC_DATA_TYPE_SEQ BOOL_DATA_TYPE_SEQ, ...)`, Boost.PP's `(a)(b)` kin): two or more
+/// names in capitals, each maybe with its arguments, side by side with nothing between them.
+/// No expression is two names side by side, and no type is written in capitals throughout.
+fn is_sequence(text: &[u8]) -> bool {
+    let mut items = 0;
+    let mut i = skip_ws(text, 0);
+    while i < text.len() {
+        let start = i;
+        while i < text.len() && is_word(text[i]) {
+            i += 1;
+        }
+        let name = &text[start..i];
+        let capitals = name.iter().any(u8::is_ascii_uppercase)
+            && name
+                .iter()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+            && !name[0].is_ascii_digit();
+        if !capitals {
+            return false;
+        }
+        let after = skip_ws(text, i);
+        if text.get(after) == Some(&b'(') {
+            let mut depth = 0usize;
+            let mut j = after;
+            loop {
+                match text.get(j) {
+                    None => return false,
+                    Some(b'(') => depth += 1,
+                    Some(b')') => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    Some(_) => {}
+                }
+                j += 1;
+            }
+            i = j + 1;
+        }
+        items += 1;
+        let next = skip_ws(text, i);
+        if next < text.len() && next == i {
+            return false;
+        }
+        i = next;
+    }
+    items >= 2
 }
 
 fn ends_with_access_specifier(b: &[u8]) -> bool {
@@ -1522,6 +1573,16 @@ mod tests {
         );
         // one without its `;` (a macro's body) is left alone
         assert_eq!(rewrite("static_assert(x)"), "static_assert(x)");
+    }
+
+    #[test]
+    fn preprocessor_sequences_given_to_a_macro_become_a_value() {
+        assert_eq!(
+            rewrite("OF_PP_SEQ_PRODUCT_FOR_EACH_TUPLE(INST, A_SEQ B_SEQ,\n    OF_PP_MAKE_TUPLE_SEQ(\"x\", X)\n        C_SEQ);\nf(a_b, MAX(a, b) MIN);\n"),
+            "OF_PP_SEQ_PRODUCT_FOR_EACH_TUPLE(INST, 0          ,\n    0                           \n             );\nf(a_b, MAX(a, b) MIN);\n"
+        );
+        // one name, or a name in lower case, is no sequence
+        assert_eq!(rewrite("FOO(A_SEQ, x y);\n"), "FOO(A_SEQ, x y);\n");
     }
 
     #[test]

@@ -430,6 +430,7 @@ fn specifiers_after_reference(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
 
 fn operator_specializations(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     for at in words(b, mask, b"operator") {
+        conversion_call(b, mask, at, edits);
         // a definition out of its class (`S::operator()<T>(`); a call through `.template
         // operator()<8>()` parses as it is
         if !b[..at].ends_with(b"::") {
@@ -449,6 +450,50 @@ fn operator_specializations(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         };
         if b.get(skip_ws(b, mask, close + 1)) == Some(&b'(') {
             edits.push((i, close + 1, None));
+        }
+    }
+}
+
+/// `p.operator bool()`, `q->operator unsigned int()`: a conversion operator called by name,
+/// which the grammar has no rule for, becomes a member function's call (`operator_bool()`),
+/// its spaces joined with `_`.
+fn conversion_call(b: &[u8], mask: &[bool], at: usize, edits: &mut Vec<Edit>) {
+    let mut p = at;
+    while p > 0 && b[p - 1].is_ascii_whitespace() {
+        p -= 1;
+    }
+    if !(b[..p].ends_with(b".") || b[..p].ends_with(b"->")) {
+        return;
+    }
+    let mut gaps = Vec::new();
+    let mut i = at + 8;
+    loop {
+        let word = skip_ws(b, mask, i);
+        if word == i
+            || !b
+                .get(word)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+        {
+            break;
+        }
+        gaps.push(i..word);
+        i = word;
+        while i < b.len() && is_word(b[i]) {
+            i += 1;
+        }
+    }
+    if gaps.is_empty() || b.get(skip_ws(b, mask, i)) != Some(&b'(') {
+        return;
+    }
+    for gap in gaps {
+        if b[gap.clone()]
+            .iter()
+            .any(|c| *c == b'\n' || !c.is_ascii_whitespace())
+        {
+            return;
+        }
+        for k in gap {
+            edits.push((k, k + 1, Some(b'_')));
         }
     }
 }
@@ -1462,6 +1507,10 @@ mod tests {
             "struct A { friend __host__ __device__ inline bool operator>(A a, A b); friend __device__ constexpr    A f(); };\ntemplate <> int S::operator()               (int a) const;"
         );
         let kept = "friend class B; x = f.operator()(1); bool operator<(A a) const; fn.template operator()<0>();";
+        assert_eq!(
+            rewrite("CHECK(shape_.operator bool()); u = p->operator unsigned int();"),
+            "CHECK(shape_.operator_bool()); u = p->operator_unsigned_int();"
+        );
         assert_eq!(rewrite(kept), kept);
     }
 

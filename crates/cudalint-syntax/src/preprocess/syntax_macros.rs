@@ -65,8 +65,12 @@ pub fn blank<'a>(src: &'a str, specifiers: &BTreeMap<String, Specifier>) -> Cow<
         Cow::Borrowed(_) => words,
         Cow::Owned(s) => Cow::Owned(s),
     };
-    let statements = match blank_statement_macros(&pragmas) {
+    let arms = match blank_else_arm_macros(&pragmas) {
         Cow::Borrowed(_) => pragmas,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
+    let statements = match blank_statement_macros(&arms) {
+        Cow::Borrowed(_) => arms,
         Cow::Owned(s) => Cow::Owned(s),
     };
     let mask = code_mask(statements.as_bytes());
@@ -640,21 +644,170 @@ fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<usize> {
     None
 }
 
-/// The braces open before each byte (code only).
+/// Invocations of a macro whose replacement starts with `else` (OneFlow's `#define
+/// DEFINE_ONE_ELIF(w) else if (cols <= (w)*pack_size) { ... }`, one arm of a dispatch chain
+/// per invocation): unexpanded, they leave the chain's last `else` with no `if` before it. Each
+/// invocation becomes a statement of its own (the `;` it lacks put after it, or the call moved
+/// a byte left into its indentation to make room), where the host code's reading expands it
+/// and finds the launches its arms make; the `else` after the last is blanked, its block
+/// left as a block.
+fn blank_else_arm_macros(src: &str) -> Cow<'_, str> {
+    if !src.contains("else") {
+        return Cow::Borrowed(src);
+    }
+    let b = src.as_bytes();
+    let mut names: Vec<&[u8]> = Vec::new();
+    for at in memchr::memmem::find_iter(b, b"define") {
+        let line_start = b[..at]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        let head = b[line_start..at].trim_ascii();
+        if !(head == b"#" || (head.starts_with(b"#") && head[1..].trim_ascii().is_empty())) {
+            continue;
+        }
+        let name_start = skip_spaces(b, at + 6);
+        let mut name_end = name_start;
+        while name_end < b.len() && is_word(b[name_end]) {
+            name_end += 1;
+        }
+        if name_end == name_start || b.get(name_end) != Some(&b'(') {
+            continue;
+        }
+        let Some(close) = b[name_end..].iter().position(|&c| c == b')' || c == b'\n') else {
+            continue;
+        };
+        let mut i = name_end + close + 1;
+        // the replacement, past spaces and line continuations
+        while i < b.len() && (matches!(b[i], b' ' | b'\t' | b'\r') || b[i..].starts_with(b"\\\n")) {
+            i += if b[i] == b'\\' { 2 } else { 1 };
+        }
+        if b[i..].starts_with(b"else") && b.get(i + 4).is_none_or(|c| !is_word(*c)) {
+            names.push(&b[name_start..name_end]);
+        }
+    }
+    if names.is_empty() {
+        return Cow::Borrowed(src);
+    }
+    let mask = code_mask(b);
+    let mut out: Option<Vec<u8>> = None;
+    for name in names {
+        for at in memchr::memmem::find_iter(b, name) {
+            let whole = (at == 0 || !is_word(b[at - 1]))
+                && b.get(at + name.len()).is_some_and(|c| !is_word(*c));
+            if !whole || !mask[at] || super::grammar_gaps::in_directive(b, at) {
+                continue;
+            }
+            let open = skip_spaces(b, at + name.len());
+            if b.get(open) != Some(&b'(') {
+                continue;
+            }
+            let Some(close) = call_close(b, &mask, open) else {
+                continue;
+            };
+            let bytes = out.get_or_insert_with(|| b.to_vec());
+            if matches!(b.get(close + 1), Some(b' ' | b'\t')) {
+                bytes[close + 1] = b';';
+            } else if at > 0 && matches!(b[at - 1], b' ' | b'\t') {
+                bytes.copy_within(at..close + 1, at - 1);
+                bytes[close] = b';';
+            } else {
+                blank_range(bytes, at..close + 1);
+            }
+            // past blank lines, comments and directives (`#undef DEFINE_ONE_ELIF`), the
+            // chain's own `else`
+            let mut i = close + 1;
+            loop {
+                while i < b.len() && (b[i].is_ascii_whitespace() || !mask[i]) {
+                    i += 1;
+                }
+                if b.get(i) == Some(&b'#') {
+                    i = logical_line_end(b, i);
+                    continue;
+                }
+                break;
+            }
+            if b[i..].starts_with(b"else") && b.get(i + 4).is_none_or(|c| !is_word(*c)) {
+                blank_range(bytes, i..i + 4);
+            }
+        }
+    }
+    match out {
+        Some(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string())),
+        None => Cow::Borrowed(src),
+    }
+}
+
+/// The end of the directive line holding `at`, past its continuations.
+fn logical_line_end(b: &[u8], at: usize) -> usize {
+    let mut i = at;
+    while let Some(p) = b[i..].iter().position(|&c| c == b'\n') {
+        let nl = i + p;
+        let before = b[..nl].trim_ascii_end();
+        if !before.ends_with(b"\\") {
+            return nl;
+        }
+        i = nl + 1;
+    }
+    b.len()
+}
+
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// The braces open before each byte (code only), a namespace's and an `extern "C"` block's
+/// not counted: their insides are file scope, where registration macros stand (OneFlow's
+/// `OF_PP_SEQ_PRODUCT_FOR_EACH_TUPLE(...)` lines inside `namespace oneflow {`).
 fn brace_depths(b: &[u8], mask: &[bool]) -> Vec<u32> {
     let mut depth = 0u32;
+    let mut counted: Vec<bool> = Vec::new();
     b.iter()
         .zip(mask)
-        .map(|(&c, &code)| {
+        .enumerate()
+        .map(|(i, (&c, &code))| {
             let here = depth;
             if code && c == b'{' {
-                depth += 1;
-            } else if code && c == b'}' {
+                let scope = opens_a_scope(b, mask, i);
+                counted.push(!scope);
+                if !scope {
+                    depth += 1;
+                }
+            } else if code && c == b'}' && counted.pop().unwrap_or(true) {
                 depth = depth.saturating_sub(1);
             }
             here
         })
         .collect()
+}
+
+/// Whether the `{` at `open` opens a namespace (`namespace a::b {`, `namespace {`) or an
+/// `extern "C" {` block.
+fn opens_a_scope(b: &[u8], mask: &[bool], open: usize) -> bool {
+    let mut i = open;
+    let back_ws = |mut i: usize| {
+        while i > 0 && (b[i - 1].is_ascii_whitespace() || !mask[i - 1]) {
+            i -= 1;
+        }
+        i
+    };
+    i = back_ws(i);
+    if b[..i].ends_with(b"\"C\"") {
+        return b[..back_ws(i - 3)].ends_with(b"extern");
+    }
+    // the namespace's name, maybe qualified
+    while i > 0 && (is_word(b[i - 1]) || b[i - 1] == b':') {
+        i -= 1;
+    }
+    let name = &b[i..back_ws(open)];
+    if name == b"namespace" {
+        return i == 0 || !is_word(b[i - 1]);
+    }
+    let j = back_ws(i);
+    b[..j].ends_with(b"namespace") && (j < 10 || !is_word(b[j - 10]))
 }
 
 fn blank_statement_macros(src: &str) -> Cow<'_, str> {
@@ -878,6 +1031,46 @@ mod tests {
                 "x = 1;",
                 "EXT(a)",
                 ";",
+                "}"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_namespace_is_file_scope_for_registration_macros() {
+        let src = "namespace of {\nnamespace {\n__global__ void k(float* x) { x[0] = 1; }\n}\nBIND(k, float,\n     4)\nBIND(k2,\n     float)\nvoid g() {\n  EXT(\n    b)\n}\n}  // namespace of\nextern \"C\" {\nREG(a,\n    b)\n}\n";
+        assert_eq!(
+            kept(src),
+            [
+                "namespace of {",
+                "namespace {",
+                "__global__ void k(float* x) { x[0] = 1; }",
+                "}",
+                "void g() {",
+                "}",
+                "}  // namespace of",
+                "extern \"C\" {",
+                "}"
+            ]
+        );
+    }
+
+    #[test]
+    fn else_arm_macros_become_statements() {
+        let src = "int f(int c) {\n  if (c <= 0) { return 1; }\n#define ELIF(w) \\\n  else if (c <= (w)) { return g<w>(c); }\n  ELIF(4)\n  ELIF(8)\n#undef ELIF\n  else {\n    return 0;\n  }\n}\n";
+        assert_eq!(
+            kept(src),
+            [
+                "int f(int c) {",
+                "if (c <= 0) { return 1; }",
+                "#define ELIF(w) \\",
+                "else if (c <= (w)) { return g<w>(c); }",
+                "ELIF(4);",
+                "ELIF(8);",
+                "#undef ELIF",
+                "{",
+                "return 0;",
+                "}",
                 "}"
             ]
         );
