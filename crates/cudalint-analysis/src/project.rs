@@ -3,7 +3,8 @@
 
 use crate::types::TrimLiteral;
 use cudalint_syntax::{
-    Decl, Define, Expr, ExprKind, FileModel, FnKind, Function, Instantiation, Launch, Stmt,
+    Decl, Define, Expr, ExprKind, FileModel, FnKind, Function, Instantiation, Launch, Name, Stmt,
+    TemplateArg, TypeRef,
 };
 use std::collections::HashMap;
 
@@ -367,7 +368,11 @@ impl<'p> Project<'p> {
                         fi,
                         Launch {
                             kernel,
-                            template_args: l.template_args.clone(),
+                            template_args: l
+                                .template_args
+                                .iter()
+                                .map(|t| macro_template_arg(t, params, args))
+                                .collect(),
                             config: l.config.iter().map(written).collect(),
                             args: launch_args(&l.args),
                             span: call.span,
@@ -599,4 +604,32 @@ pub(crate) fn calls_in_expr<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
         }
     }
     expr(e, out, 0)
+}
+
+/// A template argument of a launch a macro's replacement makes, with the invocation's
+/// arguments written in for the macro's parameters: `packed_copy<width><<<...>>>` invoked with
+/// `4` launches `packed_copy<4>` (the grammar reads a lone name there as a type).
+fn macro_template_arg(t: &TemplateArg, params: &[Name], args: &[Expr]) -> TemplateArg {
+    match t {
+        TemplateArg::Type(ty) => {
+            let given = params
+                .iter()
+                .position(|p| *p == ty.name)
+                .and_then(|k| args.get(k));
+            match given {
+                Some(Expr {
+                    kind: ExprKind::Ident(n),
+                    ..
+                }) => TemplateArg::Type(TypeRef {
+                    name: n.clone(),
+                    ..ty.clone()
+                }),
+                Some(a) if ty.pointer_depth == 0 && !ty.is_const => TemplateArg::Expr(a.clone()),
+                _ => t.clone(),
+            }
+        }
+        TemplateArg::Expr(e) => TemplateArg::Expr(
+            cudalint_syntax::substitute::expand_expression_macro(params, e, args),
+        ),
+    }
 }
