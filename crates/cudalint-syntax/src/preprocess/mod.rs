@@ -487,6 +487,9 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         "static",
         "extern",
         "constexpr",
+        // `#define REGISTER register` (QuEST): a storage class C++17 dropped, still accepted
+        // by nvcc and meaning nothing to it
+        "register",
         "__forceinline__",
         "__noinline__",
         "__forceinline",
