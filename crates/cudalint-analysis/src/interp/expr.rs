@@ -636,6 +636,16 @@ impl KernelRun<'_> {
             {
                 Val::Int(sym::binop(op, p.offset, i))
             }
+            // and so is its remainder by a power of two up to that alignment (DGL's
+            // `reinterpret_cast<std::uintptr_t>(indices + i) % GPU_CACHE_LINE_SIZE`, where in
+            // its cache line a row starts)
+            (Val::Ptr(p), Val::Int(i))
+                if op == BinOp::Rem
+                    && i.as_const()
+                        .is_some_and(|m| m > 0 && m <= 256 && (m & (m - 1)) == 0) =>
+            {
+                Val::Int(sym::binop(op, p.offset, i))
+            }
             (Val::Ptr(mut p), Val::Int(i)) | (Val::Int(i), Val::Ptr(mut p))
                 if matches!(op, BinOp::BitOr | BinOp::BitAnd | BinOp::BitXor) =>
             {
@@ -675,7 +685,17 @@ impl KernelRun<'_> {
                 let (a, b) = (self.truth(a), self.truth(b));
                 self.arith(op, a, b)
             }
-            (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown("pointer comparison".into()),
+            (Val::Ptr(_), _) | (_, Val::Ptr(_)) => Val::Unknown(
+                if matches!(
+                    op,
+                    BinOp::Lt | BinOp::Gt | BinOp::Le | BinOp::Ge | BinOp::Eq | BinOp::Ne
+                ) {
+                    "pointer comparison"
+                } else {
+                    "arithmetic on an address cast to an integer"
+                }
+                .into(),
+            ),
             // CUDA's vector operators are component-wise (`tc0 *= p.channels` on an `int4`,
             // `tcOut += 6 * tz * w * h`: nvdiffrast's texel indices)
             (Val::Vector(x), Val::Vector(y)) if x.len() == y.len() => Val::Vector(
