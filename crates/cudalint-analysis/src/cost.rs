@@ -449,11 +449,17 @@ pub fn evaluate_addr(
     }
     // the lanes shown, the class and the fixes come from the costliest sample: where loop
     // iterations differ (`a[t * s]` for s = 1, 2, 8) the first may be the one that is fine
-    // (of the sampled block: the blocks beside it only average the figures in)
+    // (of the sampled block: the blocks beside it only average the figures in; of samples
+    // that cost alike, one with the most lanes on, not a reduction's last step with one)
+    let lanes_on = |r: &SampleResult| r.active.iter().filter(|x| **x).count();
     let shown = results
         .iter()
         .filter(|r| r.block == first.block)
-        .max_by(|x, y| (x.cost / x.ideal.max(1e-9)).total_cmp(&(y.cost / y.ideal.max(1e-9))))
+        .max_by(|x, y| {
+            (x.cost / x.ideal.max(1e-9))
+                .total_cmp(&(y.cost / y.ideal.max(1e-9)))
+                .then(lanes_on(x).cmp(&lanes_on(y)))
+        })
         .unwrap_or(first);
     let mut out = describe(a, addr, shape, runtime, shown, cost, ideal);
     out.samples = results.len() as u32;
@@ -624,6 +630,8 @@ fn sample_results(
     // Affine addresses only translate from one warp or iteration to the next: if the probes
     // are full warps translated by whole 128-byte rows (which keep sector and bank counts),
     // so is the rest of the grid, and the probes stand for it.
+    // (and only where every other sample runs all its lanes or none: a loop's last
+    // iteration, where the bound switches some lanes off, costs what it costs)
     let shortcut = !addr.data
         && addr.is_affine()
         && results.len() == probes.len()
@@ -632,13 +640,45 @@ fn sample_results(
             let shift = r.addrs[0] - results[0].addrs[0];
             shift.rem_euclid(period(&shape.target)) == 0
                 && (0..WARP).all(|l| r.addrs[l] - results[0].addrs[l] == shift)
-        });
+        })
+        && grid
+            .iter()
+            .filter(|g| !probes.contains(g))
+            .all(|&g| whole_or_idle(a, shape, runtime, g, at, masks));
     if !shortcut {
         for &g in grid.iter().filter(|g| !probes.contains(g)) {
             results.extend(eval_sample(a, addr, shape, runtime, g, at, masks)?);
         }
     }
     Ok(results)
+}
+
+/// Whether the sample runs every lane of its warp or none.
+fn whole_or_idle(
+    a: &RawAccess,
+    shape: &Shape,
+    runtime: &[i64],
+    sample: Sample,
+    at: [i64; 3],
+    masks: &mut MaskCache,
+) -> bool {
+    if !a.mask.lane_varying {
+        return true;
+    }
+    let mut ws = WarpSample::new(
+        shape.block,
+        shape.grid,
+        sample.0,
+        runtime,
+        sample.1.as_slice(),
+    );
+    ws.block_idx = at;
+    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, at, sample);
+    let active = *masks
+        .map
+        .entry(key)
+        .or_insert_with(|| active_lanes(&ws, &a.mask));
+    active == ws.active || active.iter().all(|x| !*x)
 }
 
 /// The figures of an evaluated access, with the lanes, class and address derivatives of the
