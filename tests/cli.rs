@@ -1989,3 +1989,35 @@ fn launch_sizes_kept_in_a_local_array_are_read_back_unless_a_call_is_given_the_a
     );
     assert_ne!(handed, serde_json::json!([64, 4, 1]));
 }
+
+#[test]
+fn a_specialized_struct_for_an_unbound_type_parameter_is_the_float_one() {
+    // apex's and ColossalAI's layer norm: `SharedMemory<U> shared; U* buf = shared.getPointer();`
+    // with only `SharedMemory<float>` and `<double>` defined, in a kernel no launch binds. An
+    // unbound type is taken as 4 bytes wide elsewhere; the `float` specialization agrees.
+    let dir = scratch("unbound-specialization");
+    std::fs::write(
+        dir.join("t.cu"),
+        "template <typename T>\nstruct SharedMemory;\n\
+         template <>\nstruct SharedMemory<float> {\n  __device__ float* getPointer() {\n    \
+         extern __shared__ float s_float[];\n    return s_float;\n  }\n};\n\
+         template <>\nstruct SharedMemory<double> {\n  __device__ double* getPointer() {\n    \
+         extern __shared__ double s_double[];\n    return s_double;\n  }\n};\n\
+         template <typename U>\n__global__ void k(const U* in, U* out) {\n  \
+         SharedMemory<U> shared;\n  U* buf = shared.getPointer();\n  \
+         buf[threadIdx.x * 2] = in[threadIdx.x];\n  __syncthreads();\n  \
+         out[threadIdx.x] = buf[threadIdx.x];\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let store = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["text"] == "buf[threadIdx.x * 2]")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(store["space"], "shared", "{out}");
+    // floats 8 bytes apart: two lanes per bank, 2 wavefronts where 1 would do
+    assert_eq!(store["wavefronts_per_request"], 2.0, "{out}");
+}

@@ -276,7 +276,30 @@ impl KernelRun<'_> {
                 }
             }
         }
-        let def = structs().find(|s| s.name == base)?;
+        // a kernel's type parameter no launch binds is taken as 4 bytes wide, a `float`: where
+        // the template is only declared and its specializations defined (apex's and
+        // ColossalAI's `SharedMemory<float>` and `<double>`, `SharedMemory<U> shared;` in a
+        // kernel of `U`), the `float` one
+        let primary = structs().find(|s| s.name == base);
+        let unbound = args.iter().any(|a| self.unbound_types.contains(a.as_str()));
+        if unbound && primary.is_none_or(|p| p.fields.is_empty()) {
+            let assumed: Vec<String> = args
+                .iter()
+                .map(|a| {
+                    if self.unbound_types.contains(a.as_str()) {
+                        "float".to_string()
+                    } else {
+                        a.clone()
+                    }
+                })
+                .collect();
+            let name = format!("{base}<{}>", assumed.join(", "));
+            let squeezed = squeeze(&name);
+            if let Some(spec) = structs().find(|s| squeeze(&s.name) == squeezed) {
+                return Some((spec.name.to_string(), Vec::new()));
+            }
+        }
+        let def = primary?;
         let binds = def
             .template_params
             .iter()
