@@ -766,7 +766,11 @@ fn round_up(x: i64, a: i64) -> i64 {
 
 /// `Packed128<floatX>` as `("Packed128", ["floatX"])` (top-level commas only).
 pub(crate) fn split_template(name: &str) -> (&str, Vec<String>) {
-    let Some((base, rest)) = name.split_once('<') else {
+    // (`Table<long long>::Mapping` names a type nested in an instance, not an instance)
+    let Some((base, rest)) = name
+        .split_once('<')
+        .filter(|_| name.trim_end().ends_with('>'))
+    else {
         return (name.trim(), Vec::new());
     };
     let inner = rest.strip_suffix('>').unwrap_or(rest);

@@ -813,6 +813,20 @@ impl KernelRun<'_> {
         // (a pointer's element type too: `MatrixElement<Real>* x` with Real = float)
         let mut r = self.resolve_type(t);
         let full = self.typedef_chain_end(&r.name);
+        // `typename Table<IdType>::Mapping`: a type nested in an instance, the instance's
+        // arguments bound
+        if !full.trim_end().ends_with('>') {
+            if let Some((owner, member)) = full
+                .rsplit_once("::")
+                .filter(|(o, _)| o.trim_end().ends_with('>'))
+            {
+                let owner = owner.trim();
+                let owner = owner.strip_prefix("typename ").unwrap_or(owner);
+                let inst = self.instantiate_type(&cudalint_syntax::TypeRef::named(owner));
+                r.name = compact_str::format_compact!("{}::{}", inst.name, member.trim());
+            }
+            return r;
+        }
         let Some((base, _)) = full.split_once('<') else {
             return r;
         };

@@ -226,6 +226,20 @@ impl KernelRun<'_> {
 
     /// [`Self::struct_instance`] by the name as written.
     fn struct_instance_named(&self, full: &str) -> Option<(String, Vec<(String, String)>)> {
+        // `Table<long long>::Mapping`: a struct nested in a class template, whose members use
+        // the class's parameters (DGL's `DeviceOrderedHashTable<IdType>::Mapping { IdType key;
+        // ... }`): the nested struct, with the class's arguments bound
+        if let Some((owner, member)) = full
+            .rsplit_once("::")
+            .filter(|(o, m)| o.trim_end().ends_with('>') && is_identifier(m.trim()))
+        {
+            let (owner_def, binds) = self.struct_instance_named(owner.trim())?;
+            let (owner_base, _) = split_template(&owner_def);
+            let def =
+                types::struct_named(&format!("{owner_base}::{}", member.trim()), self.types())
+                    .or_else(|| types::struct_named(member.trim(), self.types()))?;
+            return Some((def.name.to_string(), binds));
+        }
         let (base, args) = split_template(full);
         self.struct_instance_of(base, &args).or_else(|| {
             // namespaces are not modelled: `qsim::Complex<double>` is the program's `Complex`
@@ -483,4 +497,10 @@ impl KernelRun<'_> {
         );
         out
     }
+}
+
+fn is_identifier(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
