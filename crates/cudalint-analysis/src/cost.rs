@@ -214,19 +214,7 @@ fn eval_sample(
     at: [i64; 3],
     masks: &mut MaskCache,
 ) -> Result<Option<SampleResult>, String> {
-    let mut ws = WarpSample::new(
-        shape.block,
-        shape.grid,
-        sample.0,
-        runtime,
-        sample.1.as_slice(),
-    );
-    ws.block_idx = at;
-    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, at, sample);
-    let active = *masks
-        .map
-        .entry(key)
-        .or_insert_with(|| active_lanes(&ws, &a.mask));
+    let (ws, active) = sample_lanes(a, shape, runtime, &sample, at, masks);
     let count = active.iter().filter(|x| **x).count();
     if count == 0 {
         return Ok(None);
@@ -653,6 +641,32 @@ fn sample_results(
     Ok(results)
 }
 
+/// The warp a sample stands for, and which of its lanes run the access (the accesses of
+/// one scope share their mask: evaluated once per sample).
+fn sample_lanes<'s>(
+    a: &RawAccess,
+    shape: &Shape,
+    runtime: &'s [i64],
+    sample: &'s Sample,
+    at: [i64; 3],
+    masks: &mut MaskCache,
+) -> (WarpSample<'s>, [bool; WARP]) {
+    let mut ws = WarpSample::new(
+        shape.block,
+        shape.grid,
+        sample.0,
+        runtime,
+        sample.1.as_slice(),
+    );
+    ws.block_idx = at;
+    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, at, *sample);
+    let active = *masks
+        .map
+        .entry(key)
+        .or_insert_with(|| active_lanes(&ws, &a.mask));
+    (ws, active)
+}
+
 /// Whether the sample runs every lane of its warp or none.
 fn whole_or_idle(
     a: &RawAccess,
@@ -665,19 +679,7 @@ fn whole_or_idle(
     if !a.mask.lane_varying {
         return true;
     }
-    let mut ws = WarpSample::new(
-        shape.block,
-        shape.grid,
-        sample.0,
-        runtime,
-        sample.1.as_slice(),
-    );
-    ws.block_idx = at;
-    let key = (std::rc::Rc::as_ptr(&a.mask) as usize, at, sample);
-    let active = *masks
-        .map
-        .entry(key)
-        .or_insert_with(|| active_lanes(&ws, &a.mask));
+    let (ws, active) = sample_lanes(a, shape, runtime, &sample, at, masks);
     active == ws.active || active.iter().all(|x| !*x)
 }
 
