@@ -2001,7 +2001,7 @@ pub(super) fn function_of(name: &str, argv: &[Val], pure: bool) -> Val {
     Val::Int(sym::loaded(key, what))
 }
 
-fn is_identifier(s: &str) -> bool {
+pub(super) fn is_identifier(s: &str) -> bool {
     s.chars()
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')

@@ -231,7 +231,7 @@ impl KernelRun<'_> {
         // ... }`): the nested struct, with the class's arguments bound
         if let Some((owner, member)) = full
             .rsplit_once("::")
-            .filter(|(o, m)| o.trim_end().ends_with('>') && is_identifier(m.trim()))
+            .filter(|(o, m)| o.trim_end().ends_with('>') && super::call::is_identifier(m.trim()))
         {
             let (owner_def, binds) = self.struct_instance_named(owner.trim())?;
             let (owner_base, _) = split_template(&owner_def);
@@ -497,10 +497,4 @@ impl KernelRun<'_> {
         );
         out
     }
-}
-
-fn is_identifier(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with(|c: char| c.is_ascii_digit())
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -164,7 +164,7 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
 
 /// The index of the newline that ends the logical line starting at `start` (backslash
 /// continuations joined), or the end of the text.
-fn logical_line_end(b: &[u8], start: usize) -> usize {
+pub(super) fn logical_line_end(b: &[u8], start: usize) -> usize {
     let mut i = start;
     loop {
         match b[i..].iter().position(|&c| c == b'\n') {

@@ -722,7 +722,7 @@ fn blank_else_arm_macros(src: &str) -> Cow<'_, str> {
                     i += 1;
                 }
                 if b.get(i) == Some(&b'#') {
-                    i = logical_line_end(b, i);
+                    i = super::conditional::logical_line_end(b, i);
                     continue;
                 }
                 break;
@@ -736,20 +736,6 @@ fn blank_else_arm_macros(src: &str) -> Cow<'_, str> {
         Some(bytes) => Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string())),
         None => Cow::Borrowed(src),
     }
-}
-
-/// The end of the directive line holding `at`, past its continuations.
-fn logical_line_end(b: &[u8], at: usize) -> usize {
-    let mut i = at;
-    while let Some(p) = b[i..].iter().position(|&c| c == b'\n') {
-        let nl = i + p;
-        let before = b[..nl].trim_ascii_end();
-        if !before.ends_with(b"\\") {
-            return nl;
-        }
-        i = nl + 1;
-    }
-    b.len()
 }
 
 fn skip_spaces(b: &[u8], mut i: usize) -> usize {
