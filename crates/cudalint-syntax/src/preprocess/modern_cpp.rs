@@ -198,7 +198,7 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
         specifiers_after_reference(b, mask, edits);
     }
     // a dispatch's name then its statements, or its statements as a block, `{ ... })`
-    if src.contains("\",") || src.contains("})") {
+    if src.contains("\",") || src.contains("})") || src.contains(";)") || src.contains("; )") {
         statement_arguments(b, mask, edits);
     }
     if src.contains("operator") {
@@ -745,19 +745,28 @@ fn calls_before_blocks<'a>(
 fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     let mut blocks: Option<Vec<(usize, Option<Block>)>> = None;
     let mut resume = 0;
+    // the commas after which a dispatch's statements start: a dispatch may follow one
+    let mut statement_commas = Vec::new();
     for (s, _) in capital_words(b, mask) {
-        if s < resume || !at_statement(b, mask, s) {
+        let after_comma = || before(b, mask, s).is_some_and(|p| statement_commas.contains(&p));
+        if s < resume || !(at_statement(b, mask, s) || after_comma()) {
             continue;
         }
         let mut mine = Vec::new();
-        let Some(end) = dispatch_block(b, mask, s, &mut mine) else {
+        let Some((end, body)) = dispatch_block(b, mask, s, &mut mine) else {
             continue;
         };
         let blocks = blocks.get_or_insert_with(|| enclosing_blocks(b, mask));
         match block_at(blocks, s) {
             Some(Block::Code) => {
                 edits.append(&mut mine);
-                resume = end + 1;
+                // statements without a string before them are read on for nested dispatches
+                if body < end {
+                    statement_commas.push(body);
+                    resume = body + 1;
+                } else {
+                    resume = end + 1;
+                }
             }
             // `REGISTER_LOGITS_TRANSFORM(params, logits, ..., { return logits; })` in a class
             // (FlashInfer's variants): a macro that defines a member from the block it is
@@ -778,9 +787,15 @@ fn statement_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     }
 }
 
-/// The edits that make the dispatch macro named at `s` a block, and where it closes (where its
-/// block opens, when its last argument is one).
-fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> Option<usize> {
+/// The edits that make the dispatch macro named at `s` a block, where it closes (where its
+/// block opens, when its last argument is one), and the comma its statements follow when they
+/// are to be read for nested dispatches (else the close again).
+fn dispatch_block(
+    b: &[u8],
+    mask: &[bool],
+    s: usize,
+    edits: &mut Vec<Edit>,
+) -> Option<(usize, usize)> {
     let mut i = s;
     while i < b.len() && is_word(b[i]) {
         i += 1;
@@ -790,11 +805,14 @@ fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> O
         return None;
     }
     // the comma after the first string at depth zero, a `;` at depth zero after it, and the
-    // closing parenthesis (`closing` stops at a `;`)
+    // closing parenthesis (`closing` stops at a `;`); without a string, the commas at depth
+    // zero (template arguments and launch configurations skipped) and the first `;`
     let (mut depth, mut string_seen, mut start, mut statements) = (0i32, false, None, false);
+    let (mut commas, mut first_semicolon) = (Vec::new(), None);
     let mut close = None;
     let mut k = open + 1;
-    while k < b.len().min(open + (1 << 16)) {
+    let limit = b.len().min(open + (1 << 16));
+    while k < limit {
         if !mask[k] {
             k += 1;
             continue;
@@ -805,20 +823,27 @@ fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> O
                 k = super::literal_end(b, k) + 1;
                 continue;
             }
+            b'<' if depth == 0 => {
+                if let Some(end) = angle_end(b, mask, k, limit) {
+                    k = end + 1;
+                    continue;
+                }
+            }
             b'(' | b'[' | b'{' => depth += 1,
             b')' if depth == 0 => {
                 close = Some(k);
                 break;
             }
             b')' | b']' | b'}' => depth -= 1,
+            b',' if depth == 0 && !string_seen => commas.push(k),
             b',' if depth == 0 && string_seen && start.is_none() => {
                 start = Some(k);
                 // the statement argument may itself be a dispatch
                 let next = skip_ws(b, mask, k + 1);
                 if b.get(next).is_some_and(u8::is_ascii_uppercase) {
                     let mut inner = Vec::new();
-                    if let Some(end) =
-                        dispatch_block(b, mask, next, &mut inner).filter(|&end| b[end] == b')')
+                    if let Some((end, _)) =
+                        dispatch_block(b, mask, next, &mut inner).filter(|&(end, _)| b[end] == b')')
                     {
                         edits.append(&mut inner);
                         statements = true;
@@ -827,12 +852,27 @@ fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> O
                     }
                 }
             }
-            b';' if depth == 0 && start.is_some() => statements = true,
+            b';' if depth == 0 => {
+                first_semicolon.get_or_insert(k);
+                statements |= start.is_some();
+            }
             _ => {}
         }
         k += 1;
     }
     let close = close?;
+    let mut body = close;
+    // (the statements end as statements do: `CALL(a, b; c)` is no dispatch)
+    let ends_a_statement = before(b, mask, close).is_some_and(|p| matches!(b[p], b';' | b'}'));
+    if start.is_none() && !string_seen {
+        if let Some(comma) =
+            leading_arguments_end(b, mask, &commas, first_semicolon, ends_a_statement)
+        {
+            start = Some(comma);
+            statements = true;
+            body = comma;
+        }
+    }
     let (Some(comma), true) = (start, statements) else {
         // `DISPATCH_GRAN_K(granK, GRAN_K, { launch<GRAN_K>(...); })`: the last argument is
         // already a block, which stays; the name and the other arguments are blanked
@@ -868,11 +908,80 @@ fn dispatch_block(b: &[u8], mask: &[bool], s: usize, edits: &mut Vec<Edit>) -> O
         edits.push((s, k, None));
         edits.push((close, close + 1, None));
         // what the block holds is read on from its `{`: dispatches nest
-        return Some(k);
+        return Some((k, k));
     };
     edits.push((s, comma + 1, Some(b'{')));
     edits.push((close, close + 1, Some(b'}')));
-    Some(close)
+    Some((close, body))
+}
+
+/// `TYPE_SWITCH(dtype, T, using C = float; launch<T, C><<<g, b>>>(...);)` (TransformerEngine's
+/// type switches): no string names the dispatch, so its statements start after the last comma
+/// at depth zero before its first `;` at depth zero, or, with no such `;`, after the last
+/// comma when a nested dispatch or an `if`/`for`/`while`/`switch` follows it; statements end
+/// in a `;` or a `}` (`CALL(a, b; c)` is no dispatch). The comma must
+/// end a leading argument (a macro whose every argument is statements is
+/// [`statement_list_macros`]'s). A nested dispatch is rewritten when the statements are read.
+fn leading_arguments_end(
+    b: &[u8],
+    mask: &[bool],
+    commas: &[usize],
+    first_semicolon: Option<usize>,
+    ends_a_statement: bool,
+) -> Option<usize> {
+    let comma = match first_semicolon {
+        Some(semi) => *commas.iter().rev().find(|&&c| c < semi)?,
+        None => *commas.last()?,
+    };
+    if before(b, mask, comma).is_none_or(|p| matches!(b[p], b';' | b'(' | b',')) {
+        return None;
+    }
+    let next = skip_ws(b, mask, comma + 1);
+    if first_semicolon.is_some() && ends_a_statement
+        || b.get(next).is_some_and(u8::is_ascii_uppercase)
+            && dispatch_block(b, mask, next, &mut Vec::new()).is_some()
+    {
+        return Some(comma);
+    }
+    if !ends_a_statement {
+        return None;
+    }
+    const STATEMENTS: &[&[u8]] = &[b"if", b"for", b"while", b"switch", b"do"];
+    let word_end = (next..b.len()).find(|&e| !is_word(b[e])).unwrap_or(b.len());
+    STATEMENTS.contains(&&b[next..word_end]).then_some(comma)
+}
+
+/// Where the template argument list opened by the `<` at `at` closes, when it is one: the `<`
+/// follows a name with no space between, and its `>` comes before any `;`, brace or unbalanced
+/// parenthesis. A launch's `<<<` closes at its `>>>`.
+fn angle_end(b: &[u8], mask: &[bool], at: usize, limit: usize) -> Option<usize> {
+    if b[at..].starts_with(b"<<<") {
+        let end = memchr::memmem::find(&b[at..limit], b">>>")?;
+        return Some(at + end + 2);
+    }
+    if at == 0 || !is_word(b[at - 1]) || matches!(b.get(at + 1), Some(b'<' | b'=')) {
+        return None;
+    }
+    let (mut angles, mut parens) = (0usize, 0usize);
+    for k in at..limit {
+        if !mask[k] {
+            continue;
+        }
+        match b[k] {
+            b'(' | b'[' => parens += 1,
+            b')' | b']' => parens = parens.checked_sub(1)?,
+            b'<' if parens == 0 => angles += 1,
+            b'>' if parens == 0 => {
+                angles -= 1;
+                if angles == 0 {
+                    return Some(k);
+                }
+            }
+            b';' | b'{' | b'}' | b'"' => return None,
+            _ => {}
+        }
+    }
+    None
 }
 
 fn template_triple_angles(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
@@ -1081,9 +1190,13 @@ fn return_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
 fn capitals(name: &[u8]) -> bool {
     name.len() > 1
         && name.iter().any(u8::is_ascii_uppercase)
-        && name
-            .iter()
-            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_')
+        && name.iter().enumerate().all(|(k, c)| {
+            c.is_ascii_uppercase()
+                || c.is_ascii_digit()
+                || *c == b'_'
+                // `SWITCH_FP4x2_ONLY`: a digit's `x`
+                || (*c == b'x' && k > 0 && name[k - 1].is_ascii_digit())
+        })
 }
 
 fn sfinae_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
@@ -1367,6 +1480,33 @@ mod tests {
         )
         .unwrap();
         assert!(parsed.model.error_regions.is_empty());
+    }
+
+    #[test]
+    fn type_switches_without_a_name_become_blocks() {
+        // TransformerEngine's `TYPE_SWITCH(dtype, T, ...)`: the statements start after the last
+        // comma before the first `;` (template arguments and launch configurations skipped);
+        // switches nest, also as a block or an `if`
+        let src = "void f() {\n  SW(a, T,\n    SW(b, U, k<T, U><<<g, 4, 0, s>>>(p, n);\n      using C = T;););\n}";
+        assert_eq!(
+            rewrite(src),
+            "void f() {\n  {       \n    {        k<T, U><<<g, 4, 0, s>>>(p, n);\n      using C = T;};};\n}"
+        );
+        let src = "void f() { SW(a, T, COND(c, kC, if (kC) { g<T>(); })); }";
+        assert_eq!(
+            rewrite(src),
+            "void f() { {        {           if (kC) { g<T>(); }}}; }"
+        );
+        for src in [
+            "void f() {\n  SW(x.t, T, SW_FP4x2_ONLY(y, 2, U, dim3 g(1, 2); k<<<g, 1>>>(p);););\n}",
+            "void f() {\n  COND(c, kC, { using Cfg = K<kC>; SW(t, T, h<Cfg, T>(p, q);); });\n}",
+        ] {
+            let parsed = crate::parse(src).unwrap();
+            assert!(parsed.model.error_regions.is_empty(), "{src}");
+        }
+        // a call's arguments with a `<` comparison and no statements stay a call
+        let kept = "void f() { CHECK(a < b, c); SW(a, T, g(x)); }";
+        assert_eq!(rewrite(kept), kept);
     }
 
     #[test]

@@ -610,13 +610,13 @@ fn call_close(b: &[u8], mask: &[bool], open: usize) -> Option<usize> {
 }
 
 /// Two or more calls `NAME(...)` one after another from the line at `start`, nothing but
-/// spaces between them, the last ending its line: where the last one's `)` ends.
-fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<usize> {
+/// spaces between them, the last ending its line: where each one's `)` ends.
+fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<Vec<usize>> {
     let mut i = start;
     while i < b.len() && (b[i] == b' ' || b[i] == b'\t') {
         i += 1;
     }
-    let mut calls = 0;
+    let mut calls = Vec::new();
     loop {
         let name = i;
         while i < b.len() && is_word(b[i]) {
@@ -632,13 +632,12 @@ fn call_run(b: &[u8], mask: &[bool], start: usize) -> Option<usize> {
             return None;
         }
         i = call_close(b, mask, i)? + 1;
-        calls += 1;
-        let close = i;
+        calls.push(i);
         while i < b.len() && (b[i] == b' ' || b[i] == b'\t' || b[i] == b'\r') {
             i += 1;
         }
         if i >= b.len() || b[i] == b'\n' || !mask[i] {
-            return (calls >= 2).then_some(close);
+            return (calls.len() >= 2).then_some(calls);
         }
     }
     None
@@ -816,18 +815,47 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
         let directive = continued || line.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'#');
         continued =
             directive && line.iter().rev().find(|c| !c.is_ascii_whitespace()) == Some(&b'\\');
-        if !directive && matches!(prev_sig, None | Some(b';' | b'}')) {
+        if !directive && matches!(prev_sig, None | Some(b';' | b'{' | b'}')) {
             // `MAKE(ADAM, half) MAKE(ADAM, float) ...` at file scope: instantiation macros
             // written one after another with nothing between them, which no C++ declaration
             // is; blanked
-            if let Some(run_end) = call_run(b, &mask, start) {
+            if let Some(calls) = call_run(b, &mask, start) {
                 let depth = depth.get_or_insert_with(|| brace_depths(b, &mask));
+                let run_end = calls[calls.len() - 1];
+                let next_line = b[run_end..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |p| run_end + p + 1);
                 if depth[start] == 0 {
                     blank_range(out.get_or_insert_with(|| b.to_vec()), start..run_end);
-                    start = b[run_end..]
-                        .iter()
-                        .position(|&c| c == b'\n')
-                        .map_or(b.len(), |p| run_end + p + 1);
+                    start = next_line;
+                    continue;
+                }
+                // in a function body (TransformerEngine's `callranks(2) callranks(4) ...`, each
+                // an `if` that launches): statement macros, each given the `;` it lacks in the
+                // space after it, for the analysis to expand
+                let last_room = (run_end..b.len())
+                    .take_while(|&i| !significant(i))
+                    .find(|&i| mask[i] && (b[i] == b' ' || b[i] == b'\t') && !in_directive(b, i));
+                let first = (start..run_end).find(|&i| significant(i)).unwrap_or(start);
+                if let Some(last_room) = last_room {
+                    let bytes = out.get_or_insert_with(|| b.to_vec());
+                    for &close in &calls[..calls.len() - 1] {
+                        bytes[close] = b';';
+                    }
+                    bytes[last_room] = b';';
+                    prev_sig = Some(b';');
+                    start = next_line;
+                    continue;
+                } else if first > start && matches!(b[first - 1], b' ' | b'\t') {
+                    // no space after the last: the run moves left a byte into its indentation
+                    let bytes = out.get_or_insert_with(|| b.to_vec());
+                    bytes.copy_within(first..run_end, first - 1);
+                    for &close in &calls {
+                        bytes[close - 1] = b';';
+                    }
+                    prev_sig = Some(b';');
+                    start = next_line;
                     continue;
                 }
             }
@@ -1002,6 +1030,20 @@ mod tests {
             .filter(|l| !l.is_empty())
             .map(String::from)
             .collect()
+    }
+
+    #[test]
+    fn runs_of_statement_macros_in_a_body_get_their_semicolons() {
+        // TransformerEngine's `callranks(2) callranks(4)`, each an `if` that launches, two
+        // lines of them, the last line with no space after it
+        let src =
+            "void f() {\n  if (c) {\n    call(2) call(4) call(8)\n      call(16) call(32)\n}\n}\n";
+        let out = super::blank_statement_macros(src);
+        assert_eq!(
+            out,
+            "void f() {\n  if (c) {\n    call(2);call(4);call(8)\n;    call(16);call(32);\n}\n}\n"
+        );
+        assert!(crate::parse(src).unwrap().model.error_regions.is_empty());
     }
 
     #[test]
