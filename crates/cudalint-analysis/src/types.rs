@@ -356,6 +356,12 @@ pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<Cow<'a, Typ
     if !name.is_empty() && name.split(' ').all(|w| KEYWORDS.contains(&w)) {
         return None;
     }
+    if let Some(folded) = fold_constant_args(name, files) {
+        return typedef_of(&folded, files);
+    }
+    if let Some(stripped) = qualifier_trait(name) {
+        return Some(Cow::Owned(TypeRef::named(&stripped)));
+    }
     let key = cudalint_syntax::TypeKey::new(name);
     files
         .iter()
@@ -398,10 +404,62 @@ fn member_typedef(name: &str, files: &[&FileModel]) -> Option<TypeRef> {
             bound.is_const |= t.is_const;
             Some(bound)
         }
-        // a member type spelled with the parameters inside (`Pair<T, T>`) is left alone
-        None if params.iter().any(|p| mentions(&t.name, p)) => None,
+        // a member type spelled with the parameters inside (`typename BytesToType<sizeof(DType)
+        // * n>::Type`), the arguments written in: the caller follows it on
+        None if params.iter().any(|p| mentions(&t.name, p)) => {
+            let mut bound = t.clone();
+            bound.name = substitute_words(&t.name, params, &args).into();
+            Some(bound)
+        }
         None => Some(t.clone()),
     }
+}
+
+/// `text` with each whole word that is one of `params` replaced by its argument, and the
+/// `typename` keywords dropped.
+fn substitute_words<P: AsRef<str>>(text: &str, params: &[P], args: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match params.iter().position(|p| p.as_ref() == word.as_str()) {
+            Some(i) if i < args.len() => out.push_str(&args[i]),
+            _ if word == "typename" => {}
+            _ => out.push_str(word),
+        }
+        word.clear();
+    };
+    let word_flush = flush;
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            word_flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    word_flush(&mut word, &mut out);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `std::remove_const<const float>::type` is `float`: the standard traits that strip
+/// qualifiers, as far as a layout is concerned.
+fn qualifier_trait(name: &str) -> Option<String> {
+    const TRAITS: &[&str] = &["remove_const", "remove_cv", "remove_volatile", "decay"];
+    let bare = name.trim().strip_prefix("std::").unwrap_or(name.trim());
+    let (trait_name, rest) = bare.split_once('<')?;
+    let (inner, member) = rest.rsplit_once(">::")?;
+    let suffixed = trait_name.strip_suffix("_t");
+    if !TRAITS.contains(&trait_name) || member.trim() != "type" || suffixed.is_some() {
+        return None;
+    }
+    let inner = inner.trim();
+    Some(
+        inner
+            .strip_prefix("const ")
+            .unwrap_or(inner)
+            .trim()
+            .to_string(),
+    )
 }
 
 /// Whether `text` uses the name `word` as a whole word.
@@ -729,7 +787,7 @@ pub fn vector_width(name: &str) -> Option<usize> {
         .then_some(n)
 }
 
-fn vector_component(name: &str) -> Option<&'static str> {
+pub(crate) fn vector_component(name: &str) -> Option<&'static str> {
     let base = name.trim_end_matches(|c: char| c.is_ascii_digit());
     Some(match base {
         "float" => "float",
@@ -762,6 +820,134 @@ fn round_up(x: i64, a: i64) -> i64 {
     } else {
         (x + a - 1) / a * a
     }
+}
+
+/// `BytesToType<sizeof(float) * 4>::Type` as `BytesToType<16>::Type`: template arguments that
+/// are constant arithmetic (what a template's parameters left once bound: TransformerEngine's
+/// `BytesToType<sizeof(DType) * n>`), folded so the specialization for their value is found.
+/// `None` when nothing folds.
+pub(crate) fn fold_constant_args(name: &str, files: &[&FileModel]) -> Option<String> {
+    let lt = name.find('<')?;
+    if !name[lt..].contains(['*', '+', '/', '%', '(']) {
+        return None;
+    }
+    let size_of = |t: &str| layout(&TypeRef::named(t.trim()), files).map(|l| l.size);
+    let (mut out, mut changed) = (String::with_capacity(name.len()), false);
+    let b = name.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        out.push(b[i] as char);
+        if b[i] != b'<' && b[i] != b',' {
+            i += 1;
+            continue;
+        }
+        // one argument: up to the `,` or `>` at its depth
+        let (start, mut depth, mut end) = (i + 1, 0i32, None);
+        for (k, &c) in b.iter().enumerate().skip(start) {
+            match c {
+                b'<' | b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b'>' if depth == 0 => {
+                    end = Some(k);
+                    break;
+                }
+                b'>' => depth -= 1,
+                b',' if depth == 0 => {
+                    end = Some(k);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(end) = end else {
+            i += 1;
+            continue;
+        };
+        let raw = &name[start..end];
+        let arg = raw.trim();
+        match constant_value(arg, &size_of).filter(|_| arg.parse::<i64>().is_err()) {
+            Some(v) => {
+                out.push_str(&raw[..raw.len() - raw.trim_start().len()]);
+                out.push_str(&v.to_string());
+                changed = true;
+                i = end;
+            }
+            None => i += 1,
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The value of constant integer arithmetic: literals, `sizeof(type)`, `+ - * / %` and
+/// parentheses.
+fn constant_value(text: &str, size_of: &dyn Fn(&str) -> Option<i64>) -> Option<i64> {
+    struct P<'a> {
+        s: &'a str,
+        size_of: &'a dyn Fn(&str) -> Option<i64>,
+    }
+    impl P<'_> {
+        fn ws(&mut self) {
+            self.s = self.s.trim_start();
+        }
+        fn eat(&mut self, c: char) -> bool {
+            self.ws();
+            self.s.strip_prefix(c).map(|r| self.s = r).is_some()
+        }
+        fn sum(&mut self) -> Option<i64> {
+            let mut v = self.product()?;
+            loop {
+                if self.eat('+') {
+                    v = v.checked_add(self.product()?)?;
+                } else if self.eat('-') {
+                    v = v.checked_sub(self.product()?)?;
+                } else {
+                    return Some(v);
+                }
+            }
+        }
+        fn product(&mut self) -> Option<i64> {
+            let mut v = self.unary()?;
+            loop {
+                if self.eat('*') {
+                    v = v.checked_mul(self.unary()?)?;
+                } else if self.eat('/') {
+                    v = v.checked_div(self.unary()?)?;
+                } else if self.eat('%') {
+                    v = v.checked_rem(self.unary()?)?;
+                } else {
+                    return Some(v);
+                }
+            }
+        }
+        fn unary(&mut self) -> Option<i64> {
+            if self.eat('-') {
+                return self.unary()?.checked_neg();
+            }
+            if self.eat('(') {
+                let v = self.sum()?;
+                return self.eat(')').then_some(v);
+            }
+            self.ws();
+            if let Some(r) = self.s.strip_prefix("sizeof") {
+                let r = r.trim_start().strip_prefix('(')?;
+                let close = r.find(')')?;
+                self.s = &r[close + 1..];
+                return (self.size_of)(&r[..close]);
+            }
+            let digits = self.s.bytes().take_while(u8::is_ascii_digit).count();
+            let v = self.s[..digits].parse().ok()?;
+            let suffix = self.s[digits..]
+                .bytes()
+                .take_while(|c| matches!(c, b'u' | b'U' | b'l' | b'L'))
+                .count();
+            self.s = &self.s[digits + suffix..];
+            Some(v)
+        }
+    }
+    let mut p = P { s: text, size_of };
+    let v = p.sum()?;
+    p.ws();
+    p.s.is_empty().then_some(v)
 }
 
 /// `Packed128<floatX>` as `("Packed128", ["floatX"])` (top-level commas only).
@@ -799,6 +985,27 @@ pub(crate) fn split_template(name: &str) -> (&str, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn constant_template_arguments_fold() {
+        let files: Vec<&FileModel> = Vec::new();
+        assert_eq!(
+            fold_constant_args("BytesToType<sizeof(float) * 4>::Type", &files).as_deref(),
+            Some("BytesToType<16>::Type")
+        );
+        assert_eq!(
+            fold_constant_args("Tile<(32 + 1) * 2, T, 8u / 2>", &files).as_deref(),
+            Some("Tile<66, T, 4>")
+        );
+        // nothing to fold, or something that is no constant
+        assert_eq!(fold_constant_args("Tile<32, float>", &files), None);
+        assert_eq!(fold_constant_args("Tile<sizeof(T) * n>", &files), None);
+        assert_eq!(
+            qualifier_trait("std::remove_const<const float>::type").as_deref(),
+            Some("float")
+        );
+        assert_eq!(qualifier_trait("std::remove_pointer<float*>::type"), None);
+    }
 
     #[test]
     fn floating_types_are_scalars_of_any_width() {

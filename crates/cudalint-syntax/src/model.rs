@@ -454,6 +454,11 @@ pub struct FieldDef {
 /// argument is the lambda.
 pub const IMMEDIATE_CALL: &str = "[lambda]";
 
+/// The callee of a constructor's initialiser that may name a base class (`: Base<const T>(p,
+/// n)`), whose first argument is the name as written and the rest its arguments: the analysis
+/// runs the base's constructor on the object when the name is one of the class's bases.
+pub const BASE_INIT: &str = "[base]";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct StructDef {
     pub name: Name,

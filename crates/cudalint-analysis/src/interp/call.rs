@@ -48,6 +48,10 @@ impl KernelRun<'_> {
             }
             return Val::Unknown("result of a lambda called where it is written".into());
         }
+        if callee == cudalint_syntax::BASE_INIT {
+            self.base_constructor(args, span);
+            return Val::Unknown("result of a base class's constructor".into());
+        }
         if let Some(v) = self.cub_block_reduce(callee, args, span) {
             return v;
         }
@@ -1436,6 +1440,44 @@ impl KernelRun<'_> {
             self.set_field(key, &field, v);
         }
         Val::Unknown(format!("`{name}` {LOCAL_OBJECT}").into())
+    }
+
+    /// `: VectorizedAccessor<const DType, nvec, aligned>(ptr, N)` in a constructor
+    /// (TransformerEngine's vectorized loaders): the base's constructor, its arguments bound as
+    /// the class's instance binds them, run on the object under construction, so the members
+    /// it sets are what the base's member functions read. A member's initialiser names no base
+    /// and is left to its assignment.
+    fn base_constructor(&mut self, args: &[Expr], span: Span) {
+        let Some((
+            Expr {
+                kind: ExprKind::Ident(written),
+                ..
+            },
+            rest,
+        )) = args.split_first()
+        else {
+            return;
+        };
+        let Some((Some(key), Some(owner))) =
+            self.frames.last().map(|fr| (fr.this, fr.owner.clone()))
+        else {
+            return;
+        };
+        let bare = |n: &str| unqualified(n.split('<').next().unwrap_or(n).trim()).to_string();
+        let written = bare(written);
+        let Some((def, binds)) = self.struct_instance(&owner) else {
+            return;
+        };
+        let base = types::struct_named(&def, self.types()).and_then(|s| {
+            s.bases
+                .iter()
+                .find(|b| bare(&b.name) == written)
+                .map(|b| super::names::bind_base(&binds, b))
+        });
+        if let Some(base) = base {
+            let argv = rest.iter().map(|a| self.rvalue(a)).collect();
+            self.construct_from(&base, key, argv, span);
+        }
     }
 
     /// The base class of struct `ty` (its template arguments bound) whose definition

@@ -594,9 +594,12 @@ impl KernelRun<'_> {
         }
     }
 
-    /// A kernel's type parameter no launch binds, taken as 4 bytes wide as its elements are.
+    /// A kernel's type parameter no launch binds, taken as 4 bytes wide as its elements are;
+    /// also under another template's name (`sizeof(T)` in `Loader<DataType>::bytes`).
     fn assumed_four_bytes(&self, t: &TypeRef) -> bool {
-        t.pointer_depth == 0 && self.unbound_types.contains(t.name.as_str())
+        let unbound =
+            |t: &TypeRef| t.pointer_depth == 0 && self.unbound_types.contains(t.name.as_str());
+        unbound(t) || unbound(&self.resolve_type(t))
     }
 
     /// The type a struct declares its member with, the struct's template arguments put in

@@ -853,12 +853,43 @@ impl KernelRun<'_> {
                     Some(TArg::Val(Val::Int(s))) if s.as_const().is_some() => {
                         s.as_const().unwrap_or(0).to_string()
                     }
-                    _ => a.clone(),
+                    // `Acc<const D, n, true>`: the parameters inside an argument, bound
+                    _ => self.bound_words(a),
                 }
             })
             .collect();
         r.name = compact_str::format_compact!("{}<{}>", base.trim(), args.join(", "));
         r
+    }
+
+    /// `text` with each word the innermost frame's template binds to a type or a constant
+    /// written as that type or constant.
+    fn bound_words(&self, text: &str) -> String {
+        let Some(fr) = self.frames.last().filter(|f| !f.template.is_empty()) else {
+            return text.to_string();
+        };
+        let mut out = String::with_capacity(text.len());
+        let mut word = String::new();
+        let flush = |word: &mut String, out: &mut String| {
+            match fr.template.iter().find(|(n, _)| *n == word.as_str()) {
+                Some((_, TArg::Type(t))) => out.push_str(&t.name),
+                Some((_, TArg::Val(Val::Int(s)))) if s.as_const().is_some() => {
+                    out.push_str(&s.as_const().unwrap_or(0).to_string())
+                }
+                _ => out.push_str(word),
+            }
+            word.clear();
+        };
+        for c in text.chars() {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+            } else {
+                flush(&mut word, &mut out);
+                out.push(c);
+            }
+        }
+        flush(&mut word, &mut out);
+        out
     }
 
     /// The template arguments the launch writes (`k<256, float><<<...>>>`), constants folded.

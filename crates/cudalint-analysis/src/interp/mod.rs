@@ -713,6 +713,50 @@ impl<'p> KernelRun<'p> {
         self.mark_recursive_accesses();
     }
 
+    /// `return q[i];` of a `uint4` or `float2` in an inlined function: nvcc loads the vector
+    /// where the caller takes the value, and files the load under the call's line (measured:
+    /// `fixtures/type_switch_macros.cu`, an accessor's `LDG.E.128` filed under the caller). A
+    /// scalar or a struct of scalars returned stays under the callee's line.
+    pub(super) fn file_returned_vectors_at_call(&mut self, since: usize) {
+        // CUDA's own vector types: a component type and a count (`uint32` is no `uint3`)
+        let is_vector = |name: &str| {
+            const COMPONENTS: &[&str] = &[
+                "char",
+                "uchar",
+                "short",
+                "ushort",
+                "int",
+                "uint",
+                "long",
+                "ulong",
+                "longlong",
+                "ulonglong",
+                "float",
+                "double",
+            ];
+            let elem = name.trim_start_matches("const ").trim();
+            elem.strip_suffix(['2', '3', '4'])
+                .is_some_and(|base| COMPONENTS.contains(&base))
+        };
+        let vectors: Vec<bool> = self.accesses[since..]
+            .iter()
+            .map(|a| {
+                is_vector(&a.elem_type)
+                    || is_vector(&self.typedef_chain_end(&a.elem_type.replace("const ", "")))
+            })
+            .collect();
+        for (a, vector) in self.accesses[since..].iter_mut().zip(vectors) {
+            if a.op == AccessOp::Load
+                && a.space == Space::Global
+                && vector
+                && !a.inlined_at.is_empty()
+            {
+                let site = a.inlined_at.remove(0);
+                a.loc = site.loc;
+            }
+        }
+    }
+
     /// An access in a function that calls itself runs once per call, and the calls depend on
     /// the run: it is counted for the first call only, and says so.
     fn mark_recursive_accesses(&mut self) {
@@ -1122,6 +1166,29 @@ impl<'p> KernelRun<'p> {
                     None => {}
                 }
             }
+            // `StorageType::LType` in a member of a class whose `using StorageType =
+            // VectorizedStorage<DType, nvec>;` (TransformerEngine's vectorized accessors): the
+            // member type of what the class's own alias names in this instance
+            let qualified = ty.name.strip_prefix("typename ").unwrap_or(&ty.name);
+            if let Some((head, rest)) = qualified.split_once("::").filter(|(h, _)| !h.contains('<'))
+            {
+                let owner = fr
+                    .owner
+                    .as_deref()
+                    .map(|o| o.split('<').next().unwrap_or(o).trim());
+                if let Some(type_memo::Nested::Typedef(t)) =
+                    owner.and_then(|o| self.nested_type(o, head.trim()))
+                {
+                    let outer = self.resolve_type(&t);
+                    if outer.pointer_depth == 0 && outer.name.as_str() != head.trim() {
+                        let named = TypeRef {
+                            name: format!("{}::{}", outer.name, rest).into(),
+                            ..ty.clone()
+                        };
+                        return self.resolve_type(&named);
+                    }
+                }
+            }
         }
         // a function's own alias of a type its template parameters name (`using T2 = typename
         // TypeConverter<T>::Type;` in a kernel for T = float): the alias in this instance's
@@ -1145,6 +1212,14 @@ impl<'p> KernelRun<'p> {
         if fr.template.is_empty() || types::builtin(&ty.name).is_some() {
             return None;
         }
+        // (the class's own aliases among its arguments first: what the trait is given)
+        if let Some(written) = self.class_alias_paths(&ty.name) {
+            let named = TypeRef {
+                name: written.as_str().into(),
+                ..ty.clone()
+            };
+            return Some(self.resolve_type(&named));
+        }
         // (or a member type named through them: `(typename TypeConverter<T>::Type*)out`)
         let t = match self.typedef_of(&ty.name) {
             Some(t) => t,
@@ -1156,8 +1231,12 @@ impl<'p> KernelRun<'p> {
             None => return None,
         };
         let target = t.name.strip_prefix("typename ").unwrap_or(&t.name).trim();
+        // (`select_const<DType, typename StorageType::LType>::type`: a member type of the
+        // class's own alias among the arguments, resolved first)
+        let nested_args = self.class_alias_paths(target);
+        let target = nested_args.as_deref().unwrap_or(target);
         let mut out = String::with_capacity(target.len() + 8);
-        let mut bound_any = false;
+        let mut bound_any = nested_args.is_some();
         let mut word = String::new();
         // (only inside a template's arguments: `KT::Params`, its qualifier a parameter bound
         // to a struct, is the nested type the lookups of members find already)
@@ -1202,6 +1281,58 @@ impl<'p> KernelRun<'p> {
         r.pointer_depth += ty.pointer_depth;
         r.is_const |= ty.is_const;
         Some(r)
+    }
+
+    /// `text` with each `Alias::Member` inside its template arguments, where `Alias` is a type
+    /// the current member function's class declares, written as the type it resolves to;
+    /// `None` when there is none.
+    fn class_alias_paths(&self, text: &str) -> Option<String> {
+        let owner = self.frames.last()?.owner.as_deref()?;
+        let owner = owner.split('<').next().unwrap_or(owner).trim();
+        let lt = text.find('<')?;
+        if !text[lt..].contains("::") {
+            return None;
+        }
+        let (mut out, mut changed) = (String::with_capacity(text.len()), false);
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+            let at_word = ident(b[i]) && (i == 0 || !ident(b[i - 1]));
+            if i > lt && at_word {
+                // a path `A::B::C` starting here
+                let mut e = i;
+                loop {
+                    while e < b.len() && ident(b[e]) {
+                        e += 1;
+                    }
+                    if text[e..].starts_with("::") && b.get(e + 2).is_some_and(|&c| ident(c)) {
+                        e += 2;
+                    } else {
+                        break;
+                    }
+                }
+                let path = &text[i..e];
+                if let Some((head, _)) = path.split_once("::") {
+                    if let Some(type_memo::Nested::Typedef(_)) = self.nested_type(owner, head) {
+                        let resolved = self.resolve_type(&TypeRef::named(path));
+                        if resolved.name.as_str() != path && !resolved.name.contains(head) {
+                            out.push_str(&resolved.name);
+                            out.push_str(&"*".repeat(resolved.pointer_depth as usize));
+                            changed = true;
+                            i = e;
+                            continue;
+                        }
+                    }
+                }
+                out.push_str(path);
+                i = e;
+                continue;
+            }
+            out.push(b[i] as char);
+            i += 1;
+        }
+        changed.then(|| out.replace("typename ", ""))
     }
 
     /// Whether a parameter of type `ty` is an object whose members the analysis reads: a

@@ -1033,6 +1033,18 @@ pub(super) fn skip_padding(pieces: Vec<(i64, i64)>, holes: &[(i64, i64)]) -> Vec
 /// How an access says nvcc loads only part of its value.
 const NARROWED: &str = "nvcc loads only the part used:";
 
+/// Whether `e` reads memory as written: a subscript or a dereference.
+pub(super) fn is_memory_read(e: &Expr) -> bool {
+    matches!(
+        &e.kind,
+        ExprKind::Index { .. }
+            | ExprKind::Unary {
+                op: UnOp::Deref,
+                ..
+            }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::{copy_pieces, skip_padding};

@@ -280,7 +280,14 @@ impl KernelRun<'_> {
                     Some(e) if self.address_return == Some(self.frames.len()) => {
                         self.unary(UnOp::AddrOf, e)
                     }
-                    Some(e) => self.rvalue(e),
+                    Some(e) => {
+                        let before = self.accesses.len();
+                        let v = self.rvalue(e);
+                        if super::place::is_memory_read(e) {
+                            self.file_returned_vectors_at_call(before);
+                        }
+                        v
+                    }
                     None => Val::Unknown("void".into()),
                 };
                 if self.frames.len() > 1 {

@@ -690,11 +690,29 @@ impl<'s> Lowerer<'s> {
                 let (Some(field), Some(args)) = (parts.first(), parts.get(1)) else {
                     continue;
                 };
-                // `tos(-1)` or `tos{-1}`: one value; several build an object, not modelled
                 let values = named_children(*args);
+                // `Base<const T>(p, n)`, `Base(p)`: a base class's constructor, when the name is
+                // one (a member's name is no base: the analysis tells them apart)
+                let mut call = vec![Expr {
+                    kind: ExprKind::Ident(self.text(*field).into()),
+                    span: span(*field),
+                }];
+                call.extend(values.iter().map(|v| self.expr(*v, 0)));
+                out.push(Stmt::Expr(Expr {
+                    kind: ExprKind::Call {
+                        callee: crate::model::BASE_INIT.into(),
+                        template_args: Default::default(),
+                        args: call.into(),
+                    },
+                    span: span(init),
+                }));
+                // `tos(-1)` or `tos{-1}`: one value; several build an object, not modelled
                 let [value] = values.as_slice() else {
                     continue;
                 };
+                if field.kind() != "field_identifier" {
+                    continue;
+                }
                 let value = self.expr(*value, 0);
                 // `this->buf`: `buf(buf)` sets the member from the parameter of its name
                 let this = Expr {
