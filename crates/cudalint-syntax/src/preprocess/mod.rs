@@ -71,6 +71,9 @@ pub enum HeaderMacro {
 pub enum Specifier {
     /// Nothing the analysis reads (`inline`, `static`, `__forceinline__`, nothing at all).
     Other,
+    /// A class key: `#define _SUNDIALS_STRUCT_ struct` before `typedef _SUNDIALS_STRUCT_ X* Y;`
+    /// (SUNDIALS, where a SWIG build defines it as nothing), written back as `struct`.
+    Tag,
     /// A pointer qualifier: `#define RESTRICT __restrict__` (the analysis reads which
     /// pointers may not alias).
     Restrict,
@@ -543,6 +546,7 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
             "__device__" => Specifier::Device,
             "__host__" => Specifier::Other,
             "__restrict__" | "__restrict" | "restrict" => Specifier::Restrict,
+            "struct" | "class" => Specifier::Tag,
             w if OTHER.contains(&w) => Specifier::Other,
             w => known(w)?,
         };

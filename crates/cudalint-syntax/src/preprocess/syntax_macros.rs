@@ -179,6 +179,7 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
             Specifier::Global => "__global__",
             Specifier::Device => "__device__",
             Specifier::Restrict => "restrict",
+            Specifier::Tag => "struct",
             Specifier::Other => "",
         };
         if with.len() > i - start {
@@ -1239,6 +1240,23 @@ mod specifier_tests {
         assert_eq!(of("void"), None);
         assert_eq!(of("static void"), None);
         assert_eq!(of("__device__ void"), None);
+    }
+
+    #[test]
+    fn a_class_key_macro_is_written_back() {
+        // SUNDIALS' `#define _SUNDIALS_STRUCT_ struct` before its forward typedefs
+        let none = |_: &str| None;
+        assert_eq!(
+            super::super::specifier_of("struct", &none),
+            Some(Specifier::Tag)
+        );
+        let mut user = BTreeMap::new();
+        user.insert("_SUNDIALS_STRUCT_".to_string(), Specifier::Tag);
+        let src = "typedef _SUNDIALS_STRUCT_ _generic_Ops* Ops;";
+        assert_eq!(
+            rewrite_specifiers(src, &user).as_deref(),
+            Some("typedef struct            _generic_Ops* Ops;")
+        );
     }
 
     #[test]
