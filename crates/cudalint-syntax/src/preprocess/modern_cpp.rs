@@ -863,7 +863,19 @@ fn dispatch_block(
     let close = close?;
     let mut body = close;
     // (the statements end as statements do: `CALL(a, b; c)` is no dispatch)
-    let ends_a_statement = before(b, mask, close).is_some_and(|p| matches!(b[p], b';' | b'}'));
+    // (or in a nested dispatch: `SW(a, T, dim3 g(1); COND(c, k, f(););)`)
+    let ends_a_statement = before(b, mask, close).is_some_and(|p| match b[p] {
+        b';' | b'}' => true,
+        b')' => partner(b, mask, p, 1 << 16)
+            .and_then(|o| before(b, mask, o))
+            .filter(|&e| is_word(b[e]))
+            .is_some_and(|e| {
+                let name = word_before(b, e + 1);
+                let start = e + 1 - name.len();
+                dispatch_block(b, mask, start, &mut Vec::new()).is_some()
+            }),
+        _ => false,
+    });
     if start.is_none() && !string_seen {
         if let Some(comma) =
             leading_arguments_end(b, mask, &commas, first_semicolon, ends_a_statement)
@@ -1492,6 +1504,8 @@ mod tests {
             rewrite(src),
             "void f() {\n  {       \n    {        k<T, U><<<g, 4, 0, s>>>(p, n);\n      using C = T;};};\n}"
         );
+        let src = "void f() {\n  SW(a, T, dim3 g(1); COND(c, kC, k<<<g, 1>>>(p);))\n}";
+        assert!(crate::parse(src).unwrap().model.error_regions.is_empty());
         let src = "void f() { SW(a, T, COND(c, kC, if (kC) { g<T>(); })); }";
         assert_eq!(
             rewrite(src),
