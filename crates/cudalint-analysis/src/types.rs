@@ -418,27 +418,37 @@ fn member_typedef(name: &str, files: &[&FileModel]) -> Option<TypeRef> {
 /// `text` with each whole word that is one of `params` replaced by its argument, and the
 /// `typename` keywords dropped.
 fn substitute_words<P: AsRef<str>>(text: &str, params: &[P], args: &[String]) -> String {
+    let out = replace_words(text, |word| {
+        match params.iter().position(|p| p.as_ref() == word) {
+            Some(i) if i < args.len() => Some(args[i].clone()),
+            _ if word == "typename" => Some(String::new()),
+            _ => None,
+        }
+    });
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` with each whole word `replace` gives a replacement for replaced by it.
+pub(crate) fn replace_words(text: &str, replace: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {
-        match params.iter().position(|p| p.as_ref() == word.as_str()) {
-            Some(i) if i < args.len() => out.push_str(&args[i]),
-            _ if word == "typename" => {}
-            _ => out.push_str(word),
+        match replace(word) {
+            Some(r) => out.push_str(&r),
+            None => out.push_str(word),
         }
         word.clear();
     };
-    let word_flush = flush;
     for c in text.chars() {
         if c.is_ascii_alphanumeric() || c == '_' {
             word.push(c);
         } else {
-            word_flush(&mut word, &mut out);
+            flush(&mut word, &mut out);
             out.push(c);
         }
     }
-    word_flush(&mut word, &mut out);
-    out.split_whitespace().collect::<Vec<_>>().join(" ")
+    flush(&mut word, &mut out);
+    out
 }
 
 /// `std::remove_const<const float>::type` is `float`: the standard traits that strip

@@ -868,28 +868,13 @@ impl KernelRun<'_> {
         let Some(fr) = self.frames.last().filter(|f| !f.template.is_empty()) else {
             return text.to_string();
         };
-        let mut out = String::with_capacity(text.len());
-        let mut word = String::new();
-        let flush = |word: &mut String, out: &mut String| {
-            match fr.template.iter().find(|(n, _)| *n == word.as_str()) {
-                Some((_, TArg::Type(t))) => out.push_str(&t.name),
-                Some((_, TArg::Val(Val::Int(s)))) if s.as_const().is_some() => {
-                    out.push_str(&s.as_const().unwrap_or(0).to_string())
-                }
-                _ => out.push_str(word),
+        crate::types::replace_words(text, |word| {
+            match fr.template.iter().find(|(n, _)| *n == word) {
+                Some((_, TArg::Type(t))) => Some(t.name.to_string()),
+                Some((_, TArg::Val(Val::Int(s)))) => s.as_const().map(|v| v.to_string()),
+                _ => None,
             }
-            word.clear();
-        };
-        for c in text.chars() {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                word.push(c);
-            } else {
-                flush(&mut word, &mut out);
-                out.push(c);
-            }
-        }
-        flush(&mut word, &mut out);
-        out
+        })
     }
 
     /// The template arguments the launch writes (`k<256, float><<<...>>>`), constants folded.
