@@ -2021,3 +2021,39 @@ fn a_specialized_struct_for_an_unbound_type_parameter_is_the_float_one() {
     // floats 8 bytes apart: two lanes per bank, 2 wavefronts where 1 would do
     assert_eq!(store["wavefronts_per_request"], 2.0, "{out}");
 }
+
+/// Class aliases that name each other (`using A = typename S<typename B::x>::x; using B =
+/// S<typename A::x>;`, which no compiler accepts, and an editor shows while it is typed): the
+/// lookups through them stop at the cycle and the run goes on, where they overflowed the stack.
+#[test]
+fn aliases_that_name_each_other_end_the_lookup_not_the_run() {
+    let dir = scratch("alias-cycle");
+    let file = dir.join("cycle.cu");
+    std::fs::write(
+        &file,
+        "template <typename T> struct S { using x = T; };\n\
+         template <typename T> struct C {\n\
+         \x20 using A = typename S<typename B::x>::x;\n\
+         \x20 using B = S<typename A::x>;\n\
+         \x20 A* p;\n\
+         \x20 __device__ C(T* q) { p = reinterpret_cast<A*>(q); }\n\
+         \x20 __device__ A get(int i) { return p[i * 2]; }\n\
+         };\n\
+         __global__ void k(float* in, float* out) {\n\
+         \x20 C<float> c(in);\n\
+         \x20 out[threadIdx.x] = c.get(threadIdx.x);\n\
+         }\n",
+    )
+    .unwrap();
+    let (_, rows) = audited(&["--no-cache", &s(&file)]);
+    assert!(
+        rows.contains(&(
+            "cycle.cu".to_string(),
+            7,
+            "k".to_string(),
+            "load".to_string()
+        )),
+        "{rows:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

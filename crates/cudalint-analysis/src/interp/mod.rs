@@ -438,6 +438,9 @@ pub struct KernelRun<'p> {
     mask: Sym,
     loop_stack: Vec<u32>,
     site_override: Option<Loc>,
+    /// The class aliases being looked through: an alias naming itself through another
+    /// (`using A = typename B::x; using B = S<A>;`) stops at its second visit, not the stack.
+    alias_stack: std::cell::RefCell<Vec<String>>,
     /// The calls being inlined, outermost first.
     call_sites: Vec<InlineSite>,
     /// The functions being inlined (by address) and the struct instance each runs on: a call
@@ -562,6 +565,7 @@ impl<'p> KernelRun<'p> {
             mask: sym::konst(1),
             loop_stack: Vec::new(),
             site_override: None,
+            alias_stack: Default::default(),
             call_sites: Vec::new(),
             active_calls: Vec::new(),
             recursive: Vec::new(),
@@ -1179,13 +1183,20 @@ impl<'p> KernelRun<'p> {
                 if let Some(type_memo::Nested::Typedef(t)) =
                     owner.and_then(|o| self.nested_type(o, head.trim()))
                 {
-                    let outer = self.resolve_type(&t);
-                    if outer.pointer_depth == 0 && outer.name.as_str() != head.trim() {
-                        let named = TypeRef {
-                            name: format!("{}::{}", outer.name, rest).into(),
-                            ..ty.clone()
-                        };
-                        return self.resolve_type(&named);
+                    let key = format!("member {qualified}");
+                    if let Some(r) = self.through_alias(&key, |run| {
+                        let outer = run.resolve_type(&t);
+                        (outer.pointer_depth == 0 && outer.name.as_str() != head.trim()).then(
+                            || {
+                                let named = TypeRef {
+                                    name: format!("{}::{}", outer.name, rest).into(),
+                                    ..ty.clone()
+                                };
+                                run.resolve_type(&named)
+                            },
+                        )
+                    }) {
+                        return r;
                     }
                 }
             }
@@ -1283,6 +1294,21 @@ impl<'p> KernelRun<'p> {
         Some(r)
     }
 
+    /// `f`, looking through the class alias `key`; `None` when that lookup is already under way
+    /// (a cycle) or 6 are.
+    fn through_alias<T>(&self, key: &str, f: impl FnOnce(&Self) -> Option<T>) -> Option<T> {
+        {
+            let stack = self.alias_stack.borrow();
+            if stack.len() >= 6 || stack.iter().any(|k| k == key) {
+                return None;
+            }
+        }
+        self.alias_stack.borrow_mut().push(key.to_string());
+        let out = f(self);
+        self.alias_stack.borrow_mut().pop();
+        out
+    }
+
     /// `text` with each `Alias::Member` inside its template arguments, where `Alias` is a type
     /// the current member function's class declares, written as the type it resolves to;
     /// `None` when there is none.
@@ -1315,7 +1341,11 @@ impl<'p> KernelRun<'p> {
                 let path = &text[i..e];
                 if let Some((head, _)) = path.split_once("::") {
                     if let Some(type_memo::Nested::Typedef(_)) = self.nested_type(owner, head) {
-                        let resolved = self.resolve_type(&TypeRef::named(path));
+                        let resolved = self
+                            .through_alias(&format!("argument {path}"), |run| {
+                                Some(run.resolve_type(&TypeRef::named(path)))
+                            })
+                            .unwrap_or_else(|| TypeRef::named(path));
                         if resolved.name.as_str() != path && !resolved.name.contains(head) {
                             out.push_str(&resolved.name);
                             out.push_str(&"*".repeat(resolved.pointer_depth as usize));
