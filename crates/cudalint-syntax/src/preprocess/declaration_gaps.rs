@@ -461,6 +461,22 @@ mod tests {
     }
 
     #[test]
+    fn an_enum_cut_off_at_the_end_of_the_text_is_prepared() {
+        // (what an editor holds mid-edit: the enumerator's name ends the text)
+        for src in [
+            "enum E { A",
+            "enum E { A = 1, B",
+            "enum class E : int { kA  ",
+        ] {
+            let b = src.as_bytes();
+            let mut edits = Vec::new();
+            super::enumerator_attributes(b, &vec![true; b.len()], &mut edits);
+            assert!(edits.is_empty());
+            let _ = prepare(src, &Default::default());
+        }
+    }
+
+    #[test]
     fn using_typename_unnamed_bit_fields_and_enumerator_attributes_parse() {
         assert!(parses(
             "template <class B> struct D : B { using typename B::index_t; index_t x; };"

@@ -558,6 +558,10 @@ pub(super) fn matching_close(
 /// Whether `b[at..]` is a name all in capitals with an underscore (`CV_EXPORTS_W`,
 /// `__GOMP_NOTHROW`), the spelling of a macro; its end.
 pub(super) fn macro_name_at(b: &[u8], mask: &[bool], at: usize) -> Option<usize> {
+    // (`at` may be the end of the text: an enumerator cut off by an edit in the editor)
+    if at >= b.len() {
+        return None;
+    }
     let first = at + b[at..].iter().take_while(|&&c| c == b'_').count();
     if !mask[at]
         || (at > 0 && is_word(b[at - 1]))
