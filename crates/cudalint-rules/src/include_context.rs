@@ -377,7 +377,13 @@ pub fn program_specifiers(inputs: &[Input]) -> Vec<BTreeMap<String, Specifier>> 
                     continue;
                 };
                 let known = |w: &str| spec.get(w).copied();
-                match cudalint_syntax::preprocess::specifier_of(value, &known) {
+                // a function-like one is recorded as `NAME(` with what follows its `(`
+                let what = if name.ends_with('(') {
+                    cudalint_syntax::preprocess::call_specifier_of(value, &known)
+                } else {
+                    cudalint_syntax::preprocess::specifier_of(value, &known)
+                };
+                match what {
                     // `#ifdef __CUDACC__ #define K __global__ static #else #define K static`:
                     // nvcc reads the first, whichever comes last
                     Some(s) => {
@@ -427,7 +433,8 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
                 // declares: `extern __device__ void __threadfence_block(void);`)
                 None if !continued => function_like_body(rest_trim).map(|body| {
                     if !body.is_empty() || !name.starts_with("__") {
-                        out.push((format!("{name}("), Some(body.to_string()), None));
+                        let after_open = &rest_trim[name.len() + 1..];
+                        out.push((format!("{name}("), Some(after_open.to_string()), None));
                     }
                     String::new()
                 }),
@@ -435,8 +442,9 @@ fn directives(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
                 // line: the body, its lines joined
                 None if rest_trim[name.len()..].starts_with('(') => {
                     let whole = continued_directive(text, rest_trim);
-                    if let Some(body) = function_like_body(&whole).filter(|b| !b.is_empty()) {
-                        out.push((format!("{name}("), Some(body.to_string()), None));
+                    if function_like_body(&whole).is_some_and(|b| !b.is_empty()) {
+                        let after_open = &whole[name.len() + 1..];
+                        out.push((format!("{name}("), Some(after_open.to_string()), None));
                     }
                     None
                 }
@@ -656,7 +664,7 @@ mod specifier_tests {
         let inputs = [
             Input::new(
                 "a/main.cu",
-                "#define HD __host__ __device__\n#define HDI HD inline\n#define N 4\n#define EMPTY\n#define RESTRICT __restrict__\n#define LB(t, b) __launch_bounds__(t, b)\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#define A(x) __align__(x)\n#define __f()\n#define LB0(t, b)\n#include \"k.h\"\n",
+                "#define HD __host__ __device__\n#define HDI HD inline\n#define N 4\n#define EMPTY\n#define RESTRICT __restrict__\n#define LB(t, b) __launch_bounds__(t, b)\n#define MAX(a, b) ((a) > (b) ? (a) : (b))\n#define A(x) __align__(x)\n#define __f()\n#define LB0(t, b)\n#define W(a, decl) decl __attribute__((aligned(a)))\n#define W(a, decl)\n#define ID(x) x\n#include \"k.h\"\n",
             ),
             Input::new("a/k.h", "#define KERNEL __global__\n"),
             Input::new("b/other.cu", "#define HD 1\n"),
@@ -670,14 +678,18 @@ mod specifier_tests {
         assert_eq!(
             names(0),
             [
-                "A(:Other",
+                "A(:Align(0)",
                 "EMPTY:Other",
                 "HD:Device",
                 "HDI:Device",
+                "ID(:Wrap { keep: 0, align: None }",
                 "KERNEL:Global",
                 "LB(:Other",
                 "LB0(:Other",
-                "RESTRICT:Restrict"
+                "RESTRICT:Restrict",
+                // (the definition that keeps the declaration wins over another compiler's
+                // empty one)
+                "W(:Wrap { keep: 1, align: Some(0) }"
             ]
         );
         assert_eq!(names(1), names(0));

@@ -71,6 +71,17 @@ pub enum HeaderMacro {
 pub enum Specifier {
     /// Nothing the analysis reads (`inline`, `static`, `__forceinline__`, nothing at all).
     Other,
+    /// A function-like macro that stands for an alignment, the argument at this index
+    /// (`#define CUTE_ALIGNAS(n) alignas(n)`, `#define ALIGN(n) __align__(n)`): written back as
+    /// `alignas(n)` where a member's or a class's declaration starts, since the layout reads
+    /// it; blanked elsewhere.
+    Align(u8),
+    /// A function-like macro that wraps a declaration, the argument `keep`, maybe in an
+    /// alignment, the argument `align` (PhysX's `PX_ALIGN(16, PxVec3 normal);`, defined per
+    /// compiler as `__declspec(align(a)) decl`, `decl __attribute__((aligned(a)))` or
+    /// `__align__(a) decl`): the declaration is kept, the rest blanked, the alignment written
+    /// as `alignas(a)` where it fits. An identity macro (`#define EXPAND(x) x`) is one too.
+    Wrap { keep: u8, align: Option<u8> },
     /// A class key: `#define _SUNDIALS_STRUCT_ struct` before `typedef _SUNDIALS_STRUCT_ X* Y;`
     /// (SUNDIALS, where a SWIG build defines it as nothing), written back as `struct`.
     Tag,
@@ -556,6 +567,88 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
     (!returns_void || what == Specifier::Global).then_some(what)
 }
 
+/// What a function-like macro stands for, given the text after its name's `(` (`a, decl)
+/// decl __attribute__((aligned(a)))`): an alignment or a wrapped declaration when its body,
+/// alignment attributes aside, is one of its parameters or nothing, else what
+/// [`specifier_of`] makes of the body.
+pub fn call_specifier_of(
+    after_open: &str,
+    known: &dyn Fn(&str) -> Option<Specifier>,
+) -> Option<Specifier> {
+    let close = after_open.find(')')?;
+    let params: Vec<&str> = after_open[..close].split(',').map(str::trim).collect();
+    let body = &after_open[close + 1..];
+    let body = body.split("//").next().unwrap_or("");
+    let body = body.split("/*").next().unwrap_or("").trim();
+    let index = |w: &str| {
+        let w = w
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .trim();
+        params
+            .iter()
+            .position(|p| !p.is_empty() && *p == w)
+            .and_then(|i| u8::try_from(i).ok())
+    };
+    let mut align = None;
+    let mut words = Vec::new();
+    let mut rest = body;
+    while !rest.is_empty() {
+        if let Some((arg, after)) = alignment_attribute(rest) {
+            if let Some(i) = arg.and_then(index) {
+                align = Some(i);
+            }
+            rest = after.trim_start();
+            continue;
+        }
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        words.push(&rest[..end]);
+        rest = rest[end..].trim_start();
+    }
+    match (words.as_slice(), align) {
+        ([w], _) if index(w).is_some() => Some(Specifier::Wrap {
+            keep: index(w)?,
+            align,
+        }),
+        ([], Some(a)) => Some(Specifier::Align(a)),
+        _ => specifier_of(body, known),
+    }
+}
+
+/// An attribute at the start of `s` (`__attribute__((aligned(a)))`, `__declspec(align(a))`,
+/// `__align__(a)`, `alignas(a)`): the alignment it names, if it is one, and the text after it.
+fn alignment_attribute(s: &str) -> Option<(Option<&str>, &str)> {
+    const DIRECT: &[&str] = &[
+        "__align__",
+        "alignas",
+        "__CUDA_ALIGN__",
+        "__builtin_align__",
+    ];
+    const NESTED: &[&str] = &["__attribute__", "__declspec"];
+    let word = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(s, |e| &s[..e]);
+    let direct = DIRECT.contains(&word);
+    if !direct && !NESTED.contains(&word) {
+        return None;
+    }
+    let after = s[word.len()..].trim_start();
+    let len = balanced_end(after)?;
+    let group = &after[1..len - 1];
+    let arg = if direct {
+        Some(group)
+    } else {
+        ["aligned", "align"].iter().find_map(|k| {
+            let at = group.find(k)?;
+            let inner = group[at + k.len()..].trim_start();
+            let end = balanced_end(inner)?;
+            Some(&inner[1..end - 1])
+        })
+    };
+    Some((arg, &after[len..]))
+}
+
 /// The length of a balanced `( ... )` at the start of `s`.
 pub(crate) fn balanced_end(s: &str) -> Option<usize> {
     if !s.starts_with('(') {
@@ -848,7 +941,7 @@ mod directive_comment_tests {
 /// grammar has no rule for either: it is blanked.
 /// Whether the words before `at` are `struct`, `class` or `union` (CUDA's own `__x__`
 /// annotations, `struct __device_builtin__ __builtin_align__(16) float4`, passed over).
-fn declares_a_class(b: &[u8], at: usize) -> bool {
+pub(crate) fn declares_a_class(b: &[u8], at: usize) -> bool {
     let mut end = at;
     loop {
         while end > 0 && b[end - 1].is_ascii_whitespace() {
@@ -916,14 +1009,19 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
     };
     let on_references = reference_restricts(src);
     let alternates = GNU_ALTERNATES.iter().any(|(k, _)| src.contains(k));
+    let cluster_bounds = cluster_launch_bounds(src);
     if !restrict
         && !alternates
         && on_references.is_empty()
+        && cluster_bounds.is_empty()
         && !BLANKED.iter().any(|k| src.contains(k))
     {
         return Cow::Borrowed(src);
     }
     let mut bytes = src.as_bytes().to_vec();
+    for r in cluster_bounds {
+        blank_range(&mut bytes, r);
+    }
     if alternates {
         spell_gnu_alternates(src, &mut bytes);
     }
@@ -992,6 +1090,51 @@ pub fn blank_unknown_syntax(src: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(String::from_utf8(bytes).unwrap_or_else(|_| src.to_string()))
+}
+
+/// The third argument of each `__launch_bounds__(threads, min_blocks, max_blocks_per_cluster)`
+/// (CUDA 12's cluster form, FlashMLA's kernels), from its comma to the `)`: the grammar takes
+/// two, and the analysis reads only the first.
+fn cluster_launch_bounds(src: &str) -> Vec<std::ops::Range<usize>> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    for (at, k) in src.match_indices("__launch_bounds__") {
+        let open = at
+            + k.len()
+            + b[at + k.len()..]
+                .iter()
+                .take_while(|c| c.is_ascii_whitespace())
+                .count();
+        if b.get(open) != Some(&b'(') {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut commas = 0;
+        let mut third = None;
+        for (i, &c) in b[open..].iter().enumerate().take(1024) {
+            match c {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if let Some(from) = third {
+                            out.push(from..open + i);
+                        }
+                        break;
+                    }
+                }
+                b',' if depth == 1 => {
+                    commas += 1;
+                    if commas == 2 {
+                        third = Some(open + i);
+                    }
+                }
+                b';' => break,
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// Where a restrict qualifier follows a `&` (`T& __restrict__ r`, `T &restrict r`).

@@ -32,6 +32,9 @@ const LIBRARY_SPECIFIERS: &[(&str, Specifier)] = &[
     ("CUB_RUNTIME_FUNCTION", Specifier::Other),
 ];
 
+/// Function-like ones (the key is the name and its `(`): CuTe's `CUTE_ALIGNAS(n)`.
+const LIBRARY_CALL_SPECIFIERS: &[(&str, Specifier)] = &[("CUTE_ALIGNAS(", Specifier::Align(0))];
+
 /// Defined by the CUDA and host headers as empty, `__stdcall`, or an attribute.
 const BLANKED: &[&str] = &[
     "CUDART_CB",
@@ -90,7 +93,12 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
     let filter = WordFilter::new(
         user.keys()
             .map(|k| k.trim_end_matches('('))
-            .chain(LIBRARY_SPECIFIERS.iter().map(|(n, _)| *n)),
+            .chain(LIBRARY_SPECIFIERS.iter().map(|(n, _)| *n))
+            .chain(
+                LIBRARY_CALL_SPECIFIERS
+                    .iter()
+                    .map(|(n, _)| n.trim_end_matches('(')),
+            ),
     );
     let found = |name: &str| {
         if !filter.may_hold(name) {
@@ -107,18 +115,23 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
     // scanned the file once per macro)
     let b = src.as_bytes();
     let mut call_key = String::new();
-    let mut is_call_macro = |word: &str| {
+    let mut call_macro = |word: &str| {
         if !filter.may_hold(word) {
-            return false;
+            return None;
         }
         call_key.clear();
         call_key.push_str(word);
         call_key.push('(');
-        user.contains_key(&call_key)
+        user.get(&call_key).copied().or_else(|| {
+            LIBRARY_CALL_SPECIFIERS
+                .iter()
+                .find(|(n, _)| *n == call_key)
+                .map(|(_, s)| *s)
+        })
     };
     let present = words_of(b).any(|(s, e)| {
         let w = &src[s..e];
-        found(w).is_some() || is_call_macro(w)
+        found(w).is_some() || call_macro(w).is_some()
     });
     if !present {
         return None;
@@ -163,14 +176,16 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
         while after < b.len() && (b[after] == b' ' || b[after] == b'\t') {
             after += 1;
         }
-        if b.get(after) == Some(&b'(') && is_call_macro(&src[start..i]) {
-            let Some(close) = matching_paren(b, after) else {
+        if b.get(after) == Some(&b'(') {
+            if let Some(what) = call_macro(&src[start..i]) {
+                let Some(close) = matching_paren(b, after) else {
+                    continue;
+                };
+                rewrite_call(b, &mut out, start, after, close, what);
+                changed = true;
+                i = close + 1;
                 continue;
-            };
-            blank_range(&mut out, start..close + 1);
-            changed = true;
-            i = close + 1;
-            continue;
+            }
         }
         let Some(what) = found(&src[start..i]) else {
             continue;
@@ -180,7 +195,7 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
             Specifier::Device => "__device__",
             Specifier::Restrict => "restrict",
             Specifier::Tag => "struct",
-            Specifier::Other => "",
+            Specifier::Other | Specifier::Align(_) | Specifier::Wrap { .. } => "",
         };
         if with.len() > i - start {
             // too short to hold the keyword: a kernel's macro of five letters or more (pulsar's
@@ -211,6 +226,78 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
         changed = true;
     }
     changed.then(|| String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// A call of a function-like specifier macro, `name(` at `start`, its parentheses at `open`
+/// and `close`: an alignment becomes `alignas(...)` where a member's or a class's declaration
+/// starts and the words fit; a wrapped declaration is kept, with its alignment in front where
+/// it fits; everything else is blanked.
+fn rewrite_call(
+    b: &[u8],
+    out: &mut [u8],
+    start: usize,
+    open: usize,
+    close: usize,
+    what: Specifier,
+) {
+    let args = top_level_args(b, open, close);
+    let arg = |i: Option<u8>| i.and_then(|i| args.get(usize::from(i)).cloned());
+    let write_align = |out: &mut [u8], room: std::ops::Range<usize>, a: std::ops::Range<usize>| {
+        let text = [b"alignas(", b[a].trim_ascii(), b")"].concat();
+        if text.len() <= room.len() {
+            out[room.start..room.start + text.len()].copy_from_slice(&text);
+        }
+    };
+    match what {
+        Specifier::Wrap { keep, align } => {
+            let Some(kept) = arg(Some(keep)) else {
+                blank_range(out, start..close + 1);
+                return;
+            };
+            blank_range(out, start..kept.start);
+            blank_range(out, kept.end..close + 1);
+            if let Some(a) = arg(align) {
+                write_align(out, start..kept.start, a);
+            }
+        }
+        Specifier::Align(a) => {
+            blank_range(out, start..close + 1);
+            let before = b[..start].trim_ascii_end();
+            let next = b[close + 1..].trim_ascii_start();
+            let next_word = &next[..next.iter().take_while(|c| is_word(**c)).count()];
+            // before a member's type, or a class's name (not before `struct` itself: the
+            // grammar reads the alignment of a class only after its key)
+            let member = (before.is_empty() || before.ends_with(b"{") || before.ends_with(b";"))
+                && !matches!(next_word, b"struct" | b"class" | b"union");
+            if member || super::declares_a_class(b, start) {
+                if let Some(a) = arg(Some(a)) {
+                    write_align(out, start..close + 1, a);
+                }
+            }
+        }
+        _ => blank_range(out, start..close + 1),
+    }
+}
+
+/// The arguments of the call whose parentheses are at `open` and `close`, as ranges split at
+/// its top-level commas.
+fn top_level_args(b: &[u8], open: usize, close: usize) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut from = open + 1;
+    for (k, &c) in b[open + 1..close].iter().enumerate() {
+        match c {
+            b'(' | b'[' | b'{' | b'<' => depth += 1,
+            b')' | b']' | b'}' | b'>' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                out.push(from..open + 1 + k);
+                from = open + 2 + k;
+            }
+            _ => {}
+        }
+    }
+    out.push(from..close);
+    out
 }
 
 fn is_word(c: u8) -> bool {
@@ -1283,6 +1370,44 @@ mod specifier_tests {
                 "const char* s = \"HD\";",
                 "__device__      int h();",
                 "__global__ void           k3();",
+            ]
+        );
+    }
+
+    #[test]
+    fn alignment_and_wrapping_macros_keep_the_declaration_and_its_alignment() {
+        let mut user = BTreeMap::new();
+        user.insert(
+            "PX_ALIGN(".to_string(),
+            Specifier::Wrap {
+                keep: 1,
+                align: Some(0),
+            },
+        );
+        user.insert("PX_ALIGN_PREFIX(".to_string(), Specifier::Align(0));
+        user.insert(
+            "EXPAND(".to_string(),
+            Specifier::Wrap {
+                keep: 0,
+                align: None,
+            },
+        );
+        let src = "PX_ALIGN_PREFIX(16)\nstruct P {\n  PX_ALIGN(128, PxNodeIndex a[32]);\n  CUTE_ALIGNAS(16) float b[4];\n};\nstruct PX_ALIGN_PREFIX(16) Q { int x; };\nint v = EXPAND(p[i]) + PX_ALIGN_PREFIX(4);\n";
+        let out = rewrite_specifiers(src, &user).unwrap();
+        assert_eq!(out.len(), src.len());
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                // before the class key: nowhere the grammar reads an alignment
+                "                   ",
+                "struct P {",
+                "  alignas(128)  PxNodeIndex a[32] ;",
+                "  alignas(16)      float b[4];",
+                "};",
+                "struct alignas(16)         Q { int x; };",
+                // in an expression: the argument as it is, an alignment nothing
+                "int v =        p[i]  +                   ;",
             ]
         );
     }
