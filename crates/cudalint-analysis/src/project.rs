@@ -329,10 +329,10 @@ impl<'p> Project<'p> {
                 let ExprKind::Call { callee, args, .. } = &call.kind else {
                     continue;
                 };
-                let Some((_, def)) = self
+                let Some(def) = self
                     .function_macro(callee, args.len(), fi)
-                    .or_else(|| self.variadic_macro(callee, args.len(), fi))
-                    .filter(|(_, d)| !d.launches.is_empty())
+                    .or_else(|| self.variadic_macro(callee, args.len(), fi).map(|(_, d)| d))
+                    .filter(|d| !d.launches.is_empty())
                 else {
                     continue;
                 };
@@ -404,19 +404,21 @@ impl<'p> Project<'p> {
         )
     }
 
-    pub fn function_macro(
-        &self,
-        name: &str,
-        arity: usize,
-        file: usize,
-    ) -> Option<(usize, &'p Define)> {
+    pub fn function_macro(&self, name: &str, arity: usize, file: usize) -> Option<&'p Define> {
         let files = self.files;
+        let arity_is = |d: &Define| d.params.as_ref().is_some_and(|p| p.len() == arity);
         pick(
             self.defines.get(name),
             &self.visible_rank[file],
             |f, i| files[f].defines.get(i),
-            |d| d.params.as_ref().is_some_and(|p| p.len() == arity),
+            |d| arity_is(d),
         )
+        .map(|(_, d)| d)
+        .or_else(|| {
+            library_macros()
+                .iter()
+                .find(|d| d.name == name && arity_is(d))
+        })
     }
 
     /// A variadic macro (`#define DISPATCH(size, Func, ...)`) an invocation with `arity`
@@ -632,4 +634,23 @@ fn macro_template_arg(t: &TemplateArg, params: &[Name], args: &[Expr]) -> Templa
             cudalint_syntax::substitute::expand_expression_macro(params, e, args),
         ),
     }
+}
+
+/// Loop macros of the libraries CUDA code builds on, whose headers cudalint is rarely given
+/// (PyTorch's ATen/cuda/detail/KernelUtils.h, Caffe2's common_gpu.h): what they stand for, for a
+/// program that uses them without defining them (FBGEMM's kernels are written with ATen's).
+/// ATen steps a 64-bit copy of the index and assigns it to `i`, the same values.
+const LIBRARY_MACROS: &str = "\
+#define CUDA_KERNEL_LOOP_TYPE(i, n, index_type) for (int64_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+#define CUDA_KERNEL_LOOP(i, n) for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+#define CUDA_1D_KERNEL_LOOP(i, n) for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += blockDim.x * gridDim.x)
+";
+
+fn library_macros() -> &'static [Define] {
+    static MACROS: std::sync::OnceLock<Vec<Define>> = std::sync::OnceLock::new();
+    MACROS.get_or_init(|| {
+        cudalint_syntax::parse(LIBRARY_MACROS)
+            .map(|p| p.model.defines)
+            .unwrap_or_default()
+    })
 }

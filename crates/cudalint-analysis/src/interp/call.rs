@@ -172,10 +172,7 @@ impl KernelRun<'_> {
         // sets the caller's `idx` (other macros take their arguments' values, evaluated once,
         // which is what nvcc makes of them too and keeps nested macros linear)
         let file = self.file();
-        let macro_def = self
-            .project
-            .function_macro(name, args.len(), file)
-            .map(|(_, d)| d);
+        let macro_def = self.project.function_macro(name, args.len(), file);
         if let Some(def) = macro_def {
             if let (Some(params), Some(body)) = (&def.params, &def.body) {
                 if def.pastes || cudalint_syntax::substitute::param_is_a_place(params, body) {
@@ -705,7 +702,7 @@ impl KernelRun<'_> {
                     .collect();
             }
         }
-        let by_reference: Vec<bool> = (0..args.len())
+        let mut by_reference: Vec<bool> = (0..args.len())
             .map(|i| {
                 candidates.iter().any(|(_, f)| {
                     f.params.get(i).is_some_and(|p| {
@@ -714,6 +711,19 @@ impl KernelRun<'_> {
                 })
             })
             .collect();
+        // a struct taken by `const S&` is its object too: nvcc reads the members the callee
+        // uses, where it uses them, never the whole struct at the call
+        for (i, by_ref) in by_reference.iter_mut().enumerate() {
+            let const_ref = candidates.iter().find_map(|(_, f)| {
+                f.params
+                    .get(i)
+                    .filter(|p| p.is_reference && p.ty.is_const && p.ty.pointer_depth == 0)
+                    .map(|p| p.ty.clone())
+            });
+            if let Some(ty) = const_ref.filter(|_| !*by_ref) {
+                *by_ref = self.constructed_struct(&ty).is_some();
+            }
+        }
         if !by_reference.contains(&true) {
             return Vec::new();
         }

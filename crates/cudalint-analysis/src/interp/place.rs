@@ -828,7 +828,7 @@ impl KernelRun<'_> {
         let ExprKind::Call { callee, args, .. } = &lhs.kind else {
             return None;
         };
-        let (_, def) = self
+        let def = self
             .project
             .function_macro(callee, args.len(), self.file())?;
         let (Some(params), Some(body)) = (&def.params, &def.body) else {

@@ -84,7 +84,7 @@ impl KernelRun<'_> {
         args: &[Expr],
     ) -> Option<(&cudalint_syntax::Define, Vec<Expr>)> {
         let mut args = args.to_vec();
-        let (_, mut def) = self
+        let mut def = self
             .project
             .function_macro(callee, args.len(), self.file())?;
         for _ in 0..8 {
@@ -110,8 +110,7 @@ impl KernelRun<'_> {
                 .collect();
             def = self
                 .project
-                .function_macro(inner, args.len(), self.file())?
-                .1;
+                .function_macro(inner, args.len(), self.file())?;
         }
         None
     }
