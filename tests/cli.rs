@@ -2057,3 +2057,39 @@ fn aliases_that_name_each_other_end_the_lookup_not_the_run() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn library_loop_macros_used_without_their_header_are_loops() {
+    // FBGEMM's kernels loop with ATen's `CUDA_KERNEL_LOOP(i, n)`, whose header
+    // (ATen/cuda/detail/KernelUtils.h) is not in the run: the loop variable is the grid-stride
+    // index, not an unknown name. A project's own definition still wins.
+    let dir = scratch("library-loops");
+    std::fs::write(
+        dir.join("t.cu"),
+        "__global__ void invert(const int* permute, int* inverse, int n) {\n  \
+         CUDA_KERNEL_LOOP(i, n) {\n    inverse[permute[i]] = i;\n  }\n}\n\
+         __global__ void stride(float* out, long n) {\n  \
+         CUDA_KERNEL_LOOP_TYPE(j, n, int64_t) {\n    out[2 * j] = 0;\n  }\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("own.cu"),
+        "#define CUDA_KERNEL_LOOP(i, n) for (int i = threadIdx.x * 4; i < (n); i += 4096)\n\
+         __global__ void own(float* out, int n) {\n  CUDA_KERNEL_LOOP(i, n) { out[i] = 0; }\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir)]);
+    let find = |text: &str| {
+        out["accesses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["text"] == text)
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(find("permute[i]")["class"], "coalesced", "{out}");
+    assert_eq!(find("out[2 * j]")["sectors_per_request"], 8.0, "{out}");
+    assert_eq!(find("out[i]")["sectors_per_request"], 16.0, "{out}");
+    assert!(!out.to_string().contains("is not defined"), "{out}");
+}
