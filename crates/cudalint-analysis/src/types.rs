@@ -240,6 +240,10 @@ fn struct_layout(
 ) -> Option<Layout> {
     let mut offset = 0i64;
     let mut align = 1i64;
+    for (_, at, bl) in bases_of(def, files, bind, depth)? {
+        offset = at + bl.size;
+        align = align.max(bl.align);
+    }
     for field in &def.fields {
         let ty = (bind.ty)(&field.ty);
         let fl = if ty.pointer_depth > 0 {
@@ -297,7 +301,8 @@ pub fn padding(ty: &TypeRef, files: &[&FileModel]) -> Vec<(i64, i64)> {
         return Vec::new();
     }
     let full = through_typedefs(bare, files);
-    let Some(def) = struct_named(&full, files).filter(|d| !d.is_union) else {
+    // (a base's own padding is not followed: such a copy is left whole)
+    let Some(def) = struct_named(&full, files).filter(|d| !d.is_union && d.bases.is_empty()) else {
         return Vec::new();
     };
     let mut holes = Vec::new();
@@ -570,8 +575,29 @@ fn field_in(
     if depth > 16 {
         return None;
     }
-    let def = struct_named(struct_name, files)?;
+    field_in_def(struct_named(struct_name, files)?, field, files, bind, depth)
+}
+
+fn field_in_def(
+    def: &StructDef,
+    field: &str,
+    files: &[&FileModel],
+    bind: &Bind,
+    depth: usize,
+) -> Option<(i64, Layout, TypeRef)> {
+    if depth > 16 {
+        return None;
+    }
     let mut offset = 0i64;
+    for (base, at, bl) in bases_of(def, files, bind, depth)? {
+        let inner = in_instance(&base, files, &|def, bind| {
+            field_in_def(def, field, files, bind, depth + 1)
+        });
+        if let Some((inner, l, t)) = inner {
+            return Some((at + inner, l, t));
+        }
+        offset = at + bl.size;
+    }
     for fd in &def.fields {
         let ty = (bind.ty)(&fd.ty);
         let fl = if ty.pointer_depth > 0 {
@@ -606,6 +632,81 @@ fn field_in(
         }
     }
     None
+}
+
+/// The base classes of `def` that hold members, in order, each with its offset and layout (the
+/// Itanium ABI's: non-virtual bases first, each at its alignment; an empty base takes no room);
+/// `None` when a base the run defines cannot be laid out, since every member after it moves
+/// with it.
+fn bases_of(
+    def: &StructDef,
+    files: &[&FileModel],
+    bind: &Bind,
+    depth: usize,
+) -> Option<Vec<(String, i64, Layout)>> {
+    let mut out = Vec::new();
+    let mut offset = 0i64;
+    for b in &def.bases {
+        let ty = (bind.ty)(b);
+        let name = through_typedefs(ty.name.trim_start_str("struct "), files);
+        // a base defined nowhere in the run is a library's tag (`thrust::unary_function<T,
+        // R>`, `std::integral_constant`), which holds no data
+        let (base_def, _) = split_template(&name);
+        let found = struct_named(&name, files).or_else(|| struct_named(base_def, files));
+        if found.is_none_or(is_empty_class) {
+            continue;
+        }
+        let bl = in_instance(&name, files, &|def, bind| {
+            struct_layout(def, files, bind, depth + 1)
+        })?;
+        let at = round_up(offset, bl.align);
+        offset = at + bl.size;
+        out.push((name, at, bl));
+    }
+    Some(out)
+}
+
+/// `look` applied to the struct `name` names: as written, or for an instance of a template
+/// struct (`TB<float>`, a base `PxgSolverSharedDesc<IterativeSolveData>`), to the template
+/// with its parameters bound to the instance's arguments.
+fn in_instance<T>(
+    name: &str,
+    files: &[&FileModel],
+    look: &dyn Fn(&StructDef, &Bind) -> Option<T>,
+) -> Option<T> {
+    if let Some(def) = struct_named(name, files) {
+        return look(def, &UNBOUND);
+    }
+    let (base, args) = split_template(name);
+    let def = struct_named(base, files)?;
+    let params = &def.template_params;
+    if args.is_empty() || params.is_empty() {
+        return None;
+    }
+    let ty = |t: &TypeRef| match params.iter().position(|p| *p == t.name) {
+        Some(i) if i < args.len() => {
+            let mut bound = TypeRef::named(&args[i]);
+            bound.pointer_depth += t.pointer_depth;
+            bound
+        }
+        _ => t.clone(),
+    };
+    let value = |n: &str| {
+        let i = params.iter().position(|p| p == n)?;
+        args.get(i)?.trim().parse::<i64>().ok()
+    };
+    let bind = Bind {
+        ty: &ty,
+        value: &value,
+        unknown: &no_layout,
+    };
+    look(def, &bind)
+}
+
+/// A class with no data members of its own or in its bases (a tag, a policy): as a base it takes
+/// no room.
+fn is_empty_class(def: &StructDef) -> bool {
+    def.fields.is_empty() && def.bases.is_empty()
 }
 
 /// How many elements a member holds: 1, or the product of its array dimensions.
