@@ -935,7 +935,18 @@ impl<'p> KernelRun<'p> {
         let base = self.frames.last().map(|f| f.scope_base).unwrap_or(0);
         for scope in self.scopes[base..].iter_mut().rev() {
             if let Some(slot) = scope.iter_mut().rev().find(|(n, _)| &**n == name) {
-                slot.1 = v;
+                slot.1 = match (&slot.1, v) {
+                    // a pointer to rows (`float (*t)[33]; t = (float (*)[33]) base;`) keeps
+                    // its declared rows whatever it is set to
+                    (Val::Ptr(old), Val::Ptr(mut new)) if new.dims.is_empty() => {
+                        if !old.dims.is_empty() {
+                            new.dims = old.dims.clone();
+                            new.elem = old.elem.clone();
+                        }
+                        Val::Ptr(new)
+                    }
+                    (_, v) => v,
+                };
                 return true;
             }
         }

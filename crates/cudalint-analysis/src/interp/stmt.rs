@@ -422,8 +422,50 @@ impl KernelRun<'_> {
         }
     }
 
+    /// `float (*rows)[33] = (float (*)[33]) base;`: a local pointer to rows of 33 (lowered as
+    /// an array whose outermost dimension has no size, which a local array with no
+    /// initialiser list cannot be), indexed as an array parameter `float rows[][33]` is.
+    fn rows_pointer(&mut self, d: &Decl, ty: &cudalint_syntax::TypeRef) -> Option<Val> {
+        let unsized_outer = d.dims.len() > 1 && d.dims[0].size.is_none();
+        let list = matches!(d.init.as_ref().map(|e| &e.kind), Some(ExprKind::Init(_)));
+        if !unsized_outer || list || d.shared || d.is_extern || d.constant || d.device {
+            return None;
+        }
+        let rows: Vec<Sym> = d.dims[1..]
+            .iter()
+            .map(|x| match &x.size {
+                Some(e) => self.pure_rvalue(e).sym(),
+                None => sym::konst(0),
+            })
+            .collect();
+        let v = match &d.init {
+            Some(init) => self.pointer_value(init),
+            None => Val::Ptr(Ptr {
+                space: Space::Global,
+                base: d.name.as_str().into(),
+                offset: sym::unknown(format!("`{}` is not initialised", d.name)),
+                elem: ty.clone(),
+                dims: Rc::from(Vec::new()),
+                decl: Some((self.file(), d.span)),
+                path: None,
+            }),
+        };
+        Some(match v {
+            Val::Ptr(mut p) => {
+                p.elem = ty.clone();
+                p.dims = Rc::from(rows);
+                Val::Ptr(p)
+            }
+            other => other,
+        })
+    }
+
     pub(super) fn decl(&mut self, d: &Decl) {
         let ty = self.resolve_type(&d.ty);
+        if let Some(v) = self.rows_pointer(d, &ty) {
+            self.declare(&d.name, v);
+            return;
+        }
         if !d.dims.is_empty() {
             let v = self.array_decl(d, ty);
             self.forget_elements(d.name.as_str());

@@ -204,11 +204,22 @@ impl<'s> Lowerer<'s> {
                 .collect();
         }
         for d in declarators {
-            let (name_node, ptr, dims, init) = self.declarator_parts(d);
+            let (name_node, mut ptr, mut dims, init) = self.declarator_parts(d);
             let Some(name_node) = name_node else {
                 self.structured_binding(n, d, &base, depth, &mut out);
                 continue;
             };
+            if super::items::pointer_to_rows(d) && ptr > 0 {
+                // `float (*t)[33];`: a pointer to rows of 33, its outermost dimension unsized
+                ptr -= 1;
+                dims.insert(
+                    0,
+                    Dim {
+                        size: None,
+                        span: span(name_node),
+                    },
+                );
+            }
             let mut ty = base.clone();
             ty.pointer_depth += ptr;
             // `dim3 b(TD, TD);` parses as a function declarator when the arguments look like

@@ -656,10 +656,15 @@ impl<'s> Lowerer<'s> {
             };
             let (pname, ptr, mut dims, _) = self.declarator_parts(d);
             let Some(pname) = pname else { continue };
-            // an array parameter is a pointer to its first dimension's elements
-            ty.pointer_depth += ptr + u8::from(!dims.is_empty());
-            if !dims.is_empty() {
-                dims.remove(0);
+            if pointer_to_rows(d) {
+                // `float (*rows)[33]`: a pointer to rows of 33, as `float rows[][33]` is
+                ty.pointer_depth += ptr;
+            } else {
+                // an array parameter is a pointer to its first dimension's elements
+                ty.pointer_depth += ptr + u8::from(!dims.is_empty());
+                if !dims.is_empty() {
+                    dims.remove(0);
+                }
             }
             let default = optional
                 .then(|| p.child_by_field_id(fid().default_value.get()))
@@ -899,4 +904,28 @@ fn names_a_reference(mut d: Node) -> bool {
             _ => return false,
         }
     }
+}
+
+/// Whether a declarator declares a pointer to arrays (`(*rows)[33]`, `(*p)[4][4]`): a pointer
+/// in parentheses with array dimensions outside them.
+pub(super) fn pointer_to_rows(d: Node) -> bool {
+    let mut cur = Some(d);
+    let mut under_array = false;
+    for _ in 0..crate::lower::MAX_DEPTH {
+        let Some(n) = cur else { return false };
+        match n.kind() {
+            "array_declarator" => {
+                under_array = true;
+                cur = n.child_by_field_id(fid().declarator.get());
+            }
+            "parenthesized_declarator" => {
+                return under_array
+                    && n.named_child(0)
+                        .is_some_and(|p| p.kind() == "pointer_declarator");
+            }
+            "init_declarator" => cur = n.child_by_field_id(fid().declarator.get()),
+            _ => return false,
+        }
+    }
+    false
 }

@@ -81,6 +81,86 @@ impl<'s> Lowerer<'s> {
         Some((init, cond, update, element))
     }
 
+    /// `__half (*s_kv)[N + SKEW] = (__half (*)[N + SKEW]) base;` (ByteTransformer's shared
+    /// tiles), which the grammar reads as an assignment to a functional cast's element: the
+    /// declaration of a pointer to rows, as `float (*t)[33];` without a value is read. The
+    /// type must be one a cast could not be a call of: a built-in or CUDA type, or one the file
+    /// declares.
+    fn rows_pointer_declaration(&mut self, stmt: Node, e: Node, depth: usize) -> Option<Decl> {
+        // (`float (*t)[33];` with no value is a subscript alone)
+        let (mut left, value) = match e.kind() {
+            "assignment_expression" if self.text(e).contains("==") => return None,
+            "assignment_expression" => (
+                e.child_by_field_id(fid().left.get())?,
+                Some(e.child_by_field_id(fid().right.get())?),
+            ),
+            "subscript_expression" => (e, None),
+            _ => return None,
+        };
+        let mut dims = Vec::new();
+        while left.kind() == "subscript_expression" {
+            let index = left
+                .child_by_field_id(fid().indices.get())
+                .or_else(|| left.child_by_field_id(fid().index.get()))?;
+            let index = match index.kind() {
+                "subscript_argument_list" => first_named(index)?,
+                _ => index,
+            };
+            dims.insert(
+                0,
+                Dim {
+                    size: Some(self.expr(index, depth + 1)),
+                    span: span(index),
+                },
+            );
+            left = left.child_by_field_id(fid().argument.get())?;
+        }
+        if dims.is_empty() || left.kind() != "call_expression" {
+            return None;
+        }
+        let ty_node = left.child_by_field_id(fid().function.get())?;
+        let args = left.child_by_field_id(fid().arguments.get())?;
+        let [star] = named_children(args)[..] else {
+            return None;
+        };
+        let name = (star.kind() == "pointer_expression" && self.text(star).starts_with('*'))
+            .then(|| star.child_by_field_id(fid().argument.get()))
+            .flatten()
+            .filter(|n| n.kind() == "identifier")?;
+        let ty_name = self.text(ty_node).to_string();
+        let known_type = ty_node.kind() == "primitive_type"
+            || super::items::type_text(&ty_name).is_some_and(|t| t.pointer_depth == 0)
+            || self
+                .model
+                .structs
+                .iter()
+                .any(|s| s.name == ty_name.as_str())
+            || self
+                .model
+                .typedefs
+                .iter()
+                .any(|t| t.name == ty_name.as_str());
+        if !known_type {
+            return None;
+        }
+        // the pointer's outermost dimension is unsized: what it points at is rows of `dims`
+        dims.insert(
+            0,
+            Dim {
+                size: None,
+                span: span(name),
+            },
+        );
+        Some(Decl::local(
+            self.text(name).into(),
+            span(name),
+            TypeRef::named(&ty_name),
+            dims,
+            value.map(|v| self.expr(v, depth + 1)),
+            span(stmt),
+        ))
+    }
+
     pub(super) fn block(&mut self, n: Node, depth: usize) -> Vec<Stmt> {
         let mut out = Vec::new();
         for c in named_children(n) {
@@ -246,7 +326,10 @@ impl<'s> Lowerer<'s> {
             }
             "expression_statement" => {
                 if let Some(e) = first_named(n) {
-                    out.push(Stmt::Expr(self.expr(e, depth)));
+                    match self.rows_pointer_declaration(n, e, depth) {
+                        Some(d) => out.push(Stmt::Decl(Box::new(d))),
+                        None => out.push(Stmt::Expr(self.expr(e, depth))),
+                    }
                 }
             }
             // an enum a function declares (DeepEP's `enum class WarpRole { ... };` in its
