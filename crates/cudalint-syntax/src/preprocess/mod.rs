@@ -559,12 +559,31 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
             "__restrict__" | "__restrict" | "restrict" => Specifier::Restrict,
             "struct" | "class" => Specifier::Tag,
             w if OTHER.contains(&w) => Specifier::Other,
+            // a namespace to qualify the next name with (FBGEMM's `#define
+            // FBGEMM_GPU_CUB_NS_PREFIX fbgemm_gpu::` before `cub::DeviceScan`), which the
+            // analysis does not model: the name alone is what it looks up
+            w if namespace_prefix(w) => Specifier::Other,
             w => known(w)?,
         };
         what = what.max(this);
     }
     // (`void` with anything but `__global__` may be a type in a declaration: `#define V void`)
     (!returns_void || what == Specifier::Global).then_some(what)
+}
+
+/// `ns::`, `::ns::inner::`: names ending in `::`, nothing else.
+fn namespace_prefix(w: &str) -> bool {
+    let Some(body) = w.strip_suffix("::") else {
+        return false;
+    };
+    let body = body.strip_prefix("::").unwrap_or(body);
+    !body.is_empty()
+        && body.split("::").all(|part| {
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 /// What a function-like macro stands for, given the text after its name's `(` (`a, decl)

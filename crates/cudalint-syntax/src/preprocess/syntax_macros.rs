@@ -1315,6 +1315,16 @@ mod specifier_tests {
             Some(Specifier::Other)
         );
         assert_eq!(super::super::specifier_of("\"C\" + 1", &none), None);
+        // a namespace qualifier, blanked before the name it qualifies
+        for prefix in ["fbgemm_gpu::", "::a::b_2::"] {
+            assert_eq!(
+                super::super::specifier_of(prefix, &none),
+                Some(Specifier::Other)
+            );
+        }
+        for not in ["::", "a::b", "2a::", "a:::"] {
+            assert_eq!(super::super::specifier_of(not, &none), None, "{not}");
+        }
     }
 
     #[test]
