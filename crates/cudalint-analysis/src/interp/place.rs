@@ -619,9 +619,23 @@ impl KernelRun<'_> {
             } else {
                 sym::konst(0)
             };
+            // pointers read from different addresses are different pointers (`d->a`, `d->b`:
+            // the second's loads are not the first's, kept in a register); a pointer the
+            // whole warp reads at one address is named by that address
+            let base: Rc<str> = match addr.as_const() {
+                Some(0) => format!("*{}", place.ptr.base).into(),
+                Some(at) => format!("*{}+{at}", place.ptr.base).into(),
+                None if !addr.lane_varying && !addr.data => {
+                    use std::hash::{Hash, Hasher};
+                    let mut h = std::collections::hash_map::DefaultHasher::new();
+                    format!("{addr:?}").hash(&mut h);
+                    format!("*{}+#{:x}", place.ptr.base, h.finish() & 0xffff).into()
+                }
+                None => format!("*{}", place.ptr.base).into(),
+            };
             return Val::Ptr(Ptr {
                 space: Space::Global,
-                base: format!("*{}", place.ptr.base).into(),
+                base,
                 offset,
                 elem,
                 dims: Rc::from(Vec::new()),
