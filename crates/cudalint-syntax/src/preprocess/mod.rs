@@ -508,6 +508,10 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
         "__noinline__",
         "__forceinline",
         "virtual",
+        // `#define PX_OVERRIDE override`, `PX_FINAL final` after a member function's
+        // parameters: the grammar reads the words, not a macro standing for them
+        "override",
+        "final",
         "__stdcall",
         "__cdecl",
         "__fastcall",
