@@ -190,6 +190,13 @@ fn rewrite_specifiers(src: &str, user: &BTreeMap<String, Specifier>) -> Option<S
         let Some(what) = found(&src[start..i]) else {
             continue;
         };
+        // a restrict on a reference (`T& PX_RESTRICT r`): the grammar takes none there, and a
+        // reference's aliasing is not read
+        if what == Specifier::Restrict && b[..start].trim_ascii_end().ends_with(b"&") {
+            blank_range(&mut out, start..i);
+            changed = true;
+            continue;
+        }
         let with = match what {
             Specifier::Global => "__global__",
             Specifier::Device => "__device__",
@@ -1364,7 +1371,8 @@ mod specifier_tests {
         user.insert("KERNEL".to_string(), Specifier::Global);
         user.insert("LB(".to_string(), Specifier::Other);
         user.insert("HOST_DEVICE".to_string(), Specifier::Device);
-        let src = "#define HD __host__ __device__\nHD float f();\nHOST_DEVICE int g(); // HD\nGLOBAL_FUNC void k();\nKERNEL void k2();\nconst char* s = \"HD\";\nC10_HOST_DEVICE int h();\n__global__ void LB (T, B) k3();\n";
+        user.insert("PX_RESTRICT".to_string(), Specifier::Restrict);
+        let src = "#define HD __host__ __device__\nHD float f();\nHOST_DEVICE int g(); // HD\nGLOBAL_FUNC void k();\nKERNEL void k2();\nconst char* s = \"HD\";\nC10_HOST_DEVICE int h();\n__global__ void LB (T, B) k3();\nvoid f(T& PX_RESTRICT r, T* PX_RESTRICT p);\n";
         let out = rewrite_specifiers(src, &user).unwrap();
         assert_eq!(out.len(), src.len());
         let lines: Vec<&str> = out.lines().collect();
@@ -1380,6 +1388,7 @@ mod specifier_tests {
                 "const char* s = \"HD\";",
                 "__device__      int h();",
                 "__global__ void           k3();",
+                "void f(T&             r, T* restrict    p);",
             ]
         );
     }
