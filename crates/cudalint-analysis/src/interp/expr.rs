@@ -59,7 +59,15 @@ impl KernelRun<'_> {
                     // (`offset = atomicAdd(count, n)` by thread 0) is one value to its readers
                     let v = self.lookup(name, e.span);
                     let varying = matches!(&v, Val::Int(s) if s.lane_varying);
-                    if varying && self.shared_scalar(name).is_some() {
+                    // (a shared pointer one thread set in a branch: the pointer the block
+                    // reads there, one for all its lanes)
+                    let unset_pointer = place.ty.pointer_depth > 0
+                        && match &v {
+                            Val::Ptr(p) => p.offset.unknown_reason().is_some(),
+                            Val::Int(_) => false,
+                            _ => true,
+                        };
+                    if (varying || unset_pointer) && self.shared_scalar(name).is_some() {
                         return self.loaded_value(&place);
                     }
                     return v;

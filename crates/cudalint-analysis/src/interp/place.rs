@@ -889,11 +889,14 @@ impl KernelRun<'_> {
         let ExprKind::Ident(name) = &e.kind else {
             return None;
         };
-        if self.shared_scalar(name).is_none() && self.lookup_local(name).is_some() {
+        let shared = self.shared_scalar(name).is_some();
+        if !shared && self.lookup_local(name).is_some() {
             return None;
         }
+        // (a `__shared__` pointer, `__shared__ float* table;` that one thread sets for the
+        // block, is read from shared memory too: 8 bytes, wherever it is used)
         self.place(e)
-            .filter(|p| !p.subarray && p.ty.pointer_depth == 0)
+            .filter(|p| !p.subarray && (p.ty.pointer_depth == 0 || shared))
     }
 
     /// The place a reference parameter of the current function is bound to.
