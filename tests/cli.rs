@@ -2093,3 +2093,27 @@ fn library_loop_macros_used_without_their_header_are_loops() {
     assert_eq!(find("out[i]")["sectors_per_request"], 16.0, "{out}");
     assert!(!out.to_string().contains("is not defined"), "{out}");
 }
+
+#[test]
+fn bases_that_lead_back_to_their_class_end_the_layout_not_the_run() {
+    // A base found by its last name can be the class itself (`struct Foo : ns::Foo`), two
+    // classes can derive from each other in a file that does not compile, and a template can
+    // derive from its own instances: the layout gives up on them (unknown) and the run goes on.
+    let dir = scratch("cyclic-bases");
+    std::fs::write(
+        dir.join("t.cu"),
+        "namespace ns { struct Foo { float a; }; }\nstruct Foo : ns::Foo { float b; };\n\
+         template <int N> struct R : R<N - 1> { float v; };\nstruct A : B { int x; };\n\
+         struct B : A { int y; };\n\
+         struct Base { float a; double d; };\nstruct Derived : Base { int x; };\n\
+         __global__ void k(const Foo* p, const R<3>* r, const A* q, const Derived* d, float* o) {\n  \
+         int i = threadIdx.x;\n  o[i] = p[i].b + r[i].v + q[i].x + q[i].y + d[i].x;\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let accesses = out["accesses"].as_array().unwrap();
+    assert_eq!(accesses.len(), 6, "{out}");
+    // the class that derives from a laid-out base: 24 bytes a lane
+    let derived = accesses.iter().find(|a| a["text"] == "d[i].x").unwrap();
+    assert_eq!(derived["stride_bytes"], 24, "{out}");
+}

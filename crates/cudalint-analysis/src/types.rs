@@ -238,6 +238,10 @@ fn struct_layout(
     bind: &Bind,
     depth: usize,
 ) -> Option<Layout> {
+    // (a base found by its last name may be the struct itself: `struct Foo : ns::Foo`)
+    if depth > 16 {
+        return None;
+    }
     let mut offset = 0i64;
     let mut align = 1i64;
     for (_, at, bl) in bases_of(def, files, bind, depth)? {
@@ -572,9 +576,6 @@ fn field_in(
     bind: &Bind,
     depth: usize,
 ) -> Option<(i64, Layout, TypeRef)> {
-    if depth > 16 {
-        return None;
-    }
     field_in_def(struct_named(struct_name, files)?, field, files, bind, depth)
 }
 
