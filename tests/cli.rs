@@ -2117,3 +2117,24 @@ fn bases_that_lead_back_to_their_class_end_the_layout_not_the_run() {
     let derived = accesses.iter().find(|a| a["text"] == "d[i].x").unwrap();
     assert_eq!(derived["stride_bytes"], 24, "{out}");
 }
+
+#[test]
+fn launch_dims_set_in_a_comma_expression_are_the_launchs() {
+    // ByteTransformer's launch macros set the configuration in one statement of commas:
+    // `grid.x = heads, grid.y = rows, block.x = 128;`. The block was taken as 1x1x1.
+    let dir = scratch("comma-dims");
+    std::fs::write(
+        dir.join("t.cu"),
+        "__global__ void k(float* out) { out[threadIdx.x * 2] = 0; }\n\
+         void run(float* out, int n) {\n  dim3 grid, block;\n  \
+         grid.x = n / 128, block.x = 128;\n  k<<<grid, block>>>(out);\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    assert_eq!(
+        out["accesses"][0]["block"],
+        serde_json::json!([128, 1, 1]),
+        "{out}"
+    );
+    assert_eq!(out["accesses"][0]["sectors_per_request"], 8.0, "{out}");
+}

@@ -1150,13 +1150,11 @@ fn slice<'a>(
                     names_read(size, &mut needed, 0);
                 }
             }
-            Stmt::Expr(e) => {
-                let assigns = matches!(&e.kind, ExprKind::Assign { lhs, .. }
-                    if root_name(lhs).is_some_and(|n| needed.contains(n)));
-                if assigns || passes_needed(e, &needed, by_reference) {
-                    keep[i] = true;
-                    names_read(e, &mut needed, 0);
-                }
+            Stmt::Expr(e)
+                if assigns_needed(e, &needed) || passes_needed(e, &needed, by_reference) =>
+            {
+                keep[i] = true;
+                names_read(e, &mut needed, 0);
             }
             // `int smem = get_sm_size(sizes, H, W, block);` sets `block` through a reference
             Stmt::Decl(d) => {
@@ -1198,6 +1196,16 @@ fn passes_needed(
                 && by_reference(callee, args.len(), i)
         })
     })
+}
+
+/// Whether `e` assigns a needed name, itself or as an operand of a comma (ByteTransformer's
+/// launch macros: `grid.x = head_num, grid.y = ..., block.x = 32 * warps;`).
+fn assigns_needed(e: &Expr, needed: &std::collections::HashSet<&str>) -> bool {
+    match &e.kind {
+        ExprKind::Assign { lhs, .. } => root_name(lhs).is_some_and(|n| needed.contains(n)),
+        ExprKind::Comma(a, b) => assigns_needed(a, needed) || assigns_needed(b, needed),
+        _ => false,
+    }
 }
 
 /// The variable an assignment's target belongs to: `cfg` of `cfg.block.x` or `dims[0]`.
@@ -1317,7 +1325,10 @@ fn collect_decls_before<'a>(body: &'a [Stmt], before: u32, out: &mut Vec<&'a Stm
             Stmt::Decl(d) if d.span.end <= before => out.push(s),
             Stmt::Expr(e)
                 if e.span.end <= before
-                    && matches!(e.kind, ExprKind::Assign { .. } | ExprKind::Call { .. }) =>
+                    && matches!(
+                        e.kind,
+                        ExprKind::Assign { .. } | ExprKind::Call { .. } | ExprKind::Comma(..)
+                    ) =>
             {
                 out.push(s)
             }
