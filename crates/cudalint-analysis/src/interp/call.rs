@@ -253,6 +253,7 @@ impl KernelRun<'_> {
                 .collect()
         };
         let functor_refs = refs.clone();
+        let member_local_refs = self.next_local_refs.clone();
         self.next_refs = refs;
         let called = self.device_call(callee, name, targs, argv, span);
         self.next_refs.clear();
@@ -265,15 +266,22 @@ impl KernelRun<'_> {
             return v;
         }
         // `shared.getPointer()`, `acc->add(x)`: a member function of the object's struct
-        let argv = match self.member_call(name, targs, argv, span) {
+        self.next_refs = functor_refs.clone();
+        self.next_local_refs = member_local_refs.clone();
+        let called = self.member_call(name, targs, argv, span);
+        self.next_refs.clear();
+        self.next_local_refs.clear();
+        let argv = match called {
             Ok(v) => return v,
             Err(argv) => argv,
         };
         // `cli(t, 3)` on an object: its struct's `operator()` (hoomd's `Index2D` indexers)
         let argv = if is_identifier(name) && self.lookup_local(name).is_some() {
             self.next_refs = functor_refs;
+            self.next_local_refs = member_local_refs;
             let called = self.member_call(&format!("{name}.operator()"), targs, argv, span);
             self.next_refs.clear();
+            self.next_local_refs.clear();
             match called {
                 Ok(v) => return v,
                 Err(argv) => argv,
@@ -601,6 +609,9 @@ impl KernelRun<'_> {
                     Val::Int(s) => self.reads_array_wide_value(s),
                     _ => false,
                 });
+                if let Some(v) = self.high_product(n, &argv) {
+                    return Some(v);
+                }
                 (!whole_array)
                     .then(|| exact_intrinsic(n, &argv))
                     .flatten()
@@ -700,6 +711,35 @@ impl KernelRun<'_> {
                     .into_iter()
                     .filter(|(_, f)| f.name == qualified)
                     .collect();
+            }
+        }
+        // `d_oc.divmod(index, tmp1, oz_2)`, `p->split(i, &q, r)`: a member function (of
+        // whichever struct defines one by that name) sets the caller's `int& quo`
+        if candidates.is_empty() {
+            let split = name
+                .rsplit_once("->")
+                .or_else(|| name.rsplit_once('.'))
+                .filter(|(o, m)| is_identifier(o.trim()) && is_identifier(m));
+            if let Some((object, method)) = split {
+                // (only the struct the object is: an object whose type cudalint cannot tell,
+                // a template's `Pooler pooler`, is not given a callee's signature)
+                let ty = match self.lookup_local(object.trim()).cloned() {
+                    Some(Val::Aggregate { ty, .. }) => Some(ty),
+                    Some(Val::Ptr(p)) => Some(p.elem.clone()),
+                    Some(v) => self.local_object(&v).map(|(ty, _)| ty),
+                    None => None,
+                };
+                let qualified = ty
+                    .and_then(|ty| self.constructed_struct(&TypeRef::named(&ty.name)))
+                    .map(|(_, def)| format!("{def}::{method}"));
+                if let Some(qualified) = qualified {
+                    candidates = self
+                        .project
+                        .device_functions(method, args.len(), self.file())
+                        .into_iter()
+                        .filter(|(_, f)| f.name == qualified)
+                        .collect();
+                }
             }
         }
         let mut by_reference: Vec<bool> = (0..args.len())
@@ -1942,6 +1982,46 @@ const PURE_INTRINSICS: &[&str] = &[
     "__dp2a_lo",
     "__dp2a_hi",
 ];
+
+impl KernelRun<'_> {
+    /// `__umulhi(n, m)`, the high word of a lane's index times a multiplier: exact where the
+    /// multiplier is a constant; where the launch fixes it (the magic number of a division
+    /// by a runtime divisor, MNN's `DivModFast`, PyTorch's `IntDivider`, cutlass's
+    /// `FastDivmod`) a function of `n`, remembered so the shift that follows reads as the
+    /// quotient it is (`expr::fast_quotient`).
+    fn high_product(&mut self, name: &str, argv: &[Val]) -> Option<Val> {
+        if !matches!(name, "__umulhi" | "__mulhi") {
+            return None;
+        }
+        let [Val::Int(a), Val::Int(b)] = argv else {
+            return None;
+        };
+        let plain = |s: &Sym| !s.data && !s.floating;
+        let (n, m) = match (a.lane_varying, b.lane_varying) {
+            (true, false) => (a, b),
+            (false, true) => (b, a),
+            _ => return None,
+        };
+        if !plain(n) || !plain(m) {
+            return None;
+        }
+        if let Some(k) = m.as_const() {
+            // (a 32-bit index times a 32-bit multiplier fits in i64)
+            return (0..1 << 32).contains(&k).then(|| {
+                Val::Int(sym::binop(
+                    BinOp::Shr,
+                    sym::mul(n.clone(), sym::konst(k)),
+                    sym::konst(32),
+                ))
+            });
+        }
+        let v = function_of(name, argv, true);
+        if let Val::Int(r) = &v {
+            self.fast_products.push((r.clone(), n.clone(), m.clone()));
+        }
+        Some(v)
+    }
+}
 
 /// `__byte_perm(x, y, s)` and the funnel shifts with a known selector or shift, as the
 /// shifts and masks they are (`__byte_perm(x, 0, 0x4440)` is `x & 0xff`); `None` otherwise,

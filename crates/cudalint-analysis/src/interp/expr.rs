@@ -3,7 +3,7 @@
 //! places are `place.rs`; calls are `call.rs`; names are `names.rs`.
 
 use super::{unreachable_val, KernelRun, Ptr, Space, Val};
-use crate::sym::{self, Sym, UnaryOp, Var};
+use crate::sym::{self, Sym, SymKind, UnaryOp, Var};
 use crate::types;
 use cudalint_syntax::{BinOp, Expr, ExprKind, TypeRef, UnOp};
 use std::rc::Rc;
@@ -624,6 +624,13 @@ impl KernelRun<'_> {
     }
 
     pub(super) fn arith(&mut self, op: BinOp, a: Val, b: Val) -> Val {
+        if let (BinOp::Shr, Val::Int(x), Val::Int(s)) = (op, &a, &b) {
+            if !s.lane_varying && !s.data {
+                if let Some(q) = self.fast_quotient(x, s) {
+                    return Val::Int(q);
+                }
+            }
+        }
         match (a, b) {
             (Val::Ptr(mut p), Val::Int(i)) if matches!(op, BinOp::Add | BinOp::Sub) => {
                 let size = self.ptr_stride(&p);
@@ -741,6 +748,68 @@ impl KernelRun<'_> {
             }
             (a, b) => Val::Int(sym::binop(op, a.sym(), b.sym())),
         }
+    }
+
+    /// `(__umulhi(n, m) + n) >> s` and `__umulhi(n, m) >> s` with `m` and `s` the launch's:
+    /// Granlund and Montgomery's division by a divisor fixed at run time, as nvcc itself
+    /// compiles `n / d`, so `n / d` it is, `d` a value the run gives (a size, as any other).
+    /// Priced as the opaque function of `n` it looks like, every lane's quotient was its own
+    /// sector, where neighbouring lanes share one quotient and read one row.
+    fn fast_quotient(&mut self, x: &Sym, shift: &Sym) -> Option<Sym> {
+        let product = |y: &Sym| {
+            self.fast_products
+                .iter()
+                .find(|(r, ..)| Rc::ptr_eq(r, y))
+                .map(|(_, n, m)| (n.clone(), m.clone()))
+        };
+        // (a plain `(magic * (uint64_t)n) >> shift`, FBGEMM's `FixedDivisor`, the same in
+        // 64 bits)
+        let opaque = |v: &Sym| !v.lane_varying && !v.data && v.as_const().is_none();
+        let plain = |v: &Sym| v.lane_varying && !v.data && !v.floating;
+        let (n, m) = match &x.kind {
+            SymKind::Bin(sym::Op::Bin(BinOp::Add), y, z) => product(y)
+                .filter(|(n, _)| sym::same(n, z))
+                .or_else(|| product(z).filter(|(n, _)| sym::same(n, y)))?,
+            SymKind::Bin(sym::Op::Bin(BinOp::Mul), y, z)
+                if shift.as_const().is_none()
+                    && (opaque(y) && plain(z) || opaque(z) && plain(y)) =>
+            {
+                if plain(y) {
+                    (y.clone(), z.clone())
+                } else {
+                    (z.clone(), y.clone())
+                }
+            }
+            _ => product(x)?,
+        };
+        // in a member function of the divider (`divisor`, `multiplier`, `shift`): the one
+        // other member the launch fixes is the divisor, the one its `n - q * d` remainder uses
+        let owner = self.frames.last().and_then(|f| f.owner.clone());
+        let others: Vec<Sym> = owner
+            .map(|o| self.member_names(&o))
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(f, _)| match self.lookup_local(&f) {
+                Some(Val::Int(v)) if !v.lane_varying && !v.data && v.unknown_reason().is_none() => {
+                    Some(v.clone())
+                }
+                _ => None,
+            })
+            .filter(|v| !sym::same(v, &m) && !sym::same(v, shift))
+            .collect();
+        let d = match &others[..] {
+            [d] => d.clone(),
+            _ => {
+                let divisor = match &m.kind {
+                    SymKind::Var(Var::Runtime(i)) => {
+                        format!("divisor of {}", self.runtime[*i as usize].name)
+                    }
+                    _ => "divisor of a fast division".to_string(),
+                };
+                self.runtime_var(&divisor, None)
+            }
+        };
+        Some(sym::binop(BinOp::Div, n, d))
     }
 
     /// One component of a vector operation: integer arithmetic, floating-point arithmetic

@@ -45,7 +45,13 @@ impl KernelRun<'_> {
         let iter = sym::var(Var::LoopIter(id));
         let mut trip_inputs = None;
         for ind in &steps {
-            let Some(v0) = self.lookup_local(&ind.name).cloned() else {
+            // (or a member of the object a constructor sets up: `for (l_ = 0;; ++l_)` in
+            // MNN's `DivModFast(int d)`, whose `l_` was taken as 0 after the loop)
+            let member = || {
+                let (key, ..) = self.this_member(&ind.name)?;
+                self.field_value(key, &ind.name)
+            };
+            let Some(v0) = self.lookup_local(&ind.name).cloned().or_else(member) else {
                 continue;
             };
             let step = match &ind.step {

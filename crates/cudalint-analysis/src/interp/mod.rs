@@ -431,6 +431,9 @@ pub struct KernelRun<'p> {
     /// The caller's locals a call's arguments name, where the callee takes them by non-const
     /// reference and they are not in memory.
     next_local_refs: Vec<Option<(Rc<str>, bool)>>,
+    /// `__umulhi(n, m)` results with a lane's `n` and a multiplier the launch fixes: the
+    /// result, `n`, `m` (see `expr::fast_quotient`).
+    fast_products: Vec<(Sym, Sym, Sym)>,
     /// `__shared__` scalars and structs declared in a body: name, the scope that holds the
     /// value the block last stored (what every thread reads after a barrier), and the place.
     shared_scalars: Vec<(Rc<str>, usize, Ptr)>,
@@ -590,6 +593,7 @@ impl<'p> KernelRun<'p> {
             next_returns_address: None,
             address_return: None,
             next_local_refs: Vec::new(),
+            fast_products: Vec::new(),
             shared_scalars: Vec::new(),
             null_at_launch: Vec::new(),
             launch_members: crate::HashMap::default(),
