@@ -46,6 +46,9 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     }
     if src.contains("enum") {
         enumerator_attributes(b, mask, edits);
+        if src.contains('#') {
+            directives_in_enums(b, mask, edits);
+        }
     }
     if src.contains('_') && src.contains(')') {
         trailing_parameter_macros(b, mask, edits);
@@ -234,6 +237,24 @@ fn unnamed_bit_fields(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         if end > width && b.get(comma) == Some(&b',') {
             edits.push((i, comma + 1, None));
         }
+        // alone: `uint32_t : 16;` (lmdeploy's and cute's descriptors), the whole member, at a
+        // member's start (not `case 1 : ...` nor a label)
+        let mut start = t;
+        while start > 0 && (is_word(b[start - 1]) || b[start - 1].is_ascii_whitespace()) {
+            start -= 1;
+        }
+        let words_are_types = b[start..t_end]
+            .split(|c| c.is_ascii_whitespace())
+            .filter(|w| !w.is_empty())
+            .all(|w| INTEGER_TYPES.contains(&w) || w == b"const" || w == b"signed");
+        if end > width
+            && b.get(comma) == Some(&b';')
+            && start > 0
+            && matches!(b[start - 1], b';' | b'{' | b'}')
+            && words_are_types
+        {
+            edits.push((t, comma + 1, None));
+        }
     }
 }
 
@@ -252,6 +273,44 @@ const INTEGER_TYPES: &[&[u8]] = &[
     b"int32_t",
     b"int64_t",
 ];
+
+/// `#undef NO_ERROR` between an enum's braces (MNN's `ErrorCode`, making room for its own
+/// `NO_ERROR` after Windows' macro): the grammar has no directive among enumerators; the
+/// preprocessor has already read it.
+fn directives_in_enums(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in occurrences(b, mask, "enum") {
+        let Some(open) = b[at..]
+            .iter()
+            .take(512)
+            .position(|&c| c == b'{' || c == b';' || c == b'(')
+            .map(|p| at + p)
+        else {
+            continue;
+        };
+        if b[open] != b'{' {
+            continue;
+        }
+        let Some(close) = (open + 1..b.len()).find(|&i| mask[i] && matches!(b[i], b'{' | b'}'))
+        else {
+            continue;
+        };
+        if b[close] != b'}' {
+            continue;
+        }
+        let mut line = open + 1;
+        while line < close {
+            let end = b[line..close]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(close, |p| line + p);
+            let first = skip_ws(b, line).min(end);
+            if first < end && b[first] == b'#' && mask[first] {
+                edits.push((first, end, None));
+            }
+            line = end + 1;
+        }
+    }
+}
 
 /// Each enumerator of each `enum ... { }` body: an all-capitals name after the enumerator's
 /// name, before its `=`, `,` or the closing brace.
@@ -484,6 +543,16 @@ mod tests {
         assert!(parses(
             "struct Desc { unsigned short start_ : 14, : 2; unsigned short lead_ : 14, : 2; };"
         ));
+        assert!(parses(
+            "struct Desc { uint32_t a : 8;\n  uint32_t : 16;\n  unsigned   :4; int x:2; };"
+        ));
+        assert!(parses(
+            "enum ErrorCode {\n#ifdef NO_ERROR\n#undef NO_ERROR\n#endif\n  NO_ERROR = 0,\n  OUT = 1\n};"
+        ));
+        let src = "void f(int k) { switch (k) { case 1 : g(); } lbl : k = 3; }";
+        let mut edits = Vec::new();
+        super::unnamed_bit_fields(src.as_bytes(), &vec![true; src.len()], &mut edits);
+        assert!(edits.is_empty());
         assert!(parses(
             "enum class E : int { kA DEPRECATED_ENUM = 0, kB = 1, kC DEPRECATED_ENUM };"
         ));
