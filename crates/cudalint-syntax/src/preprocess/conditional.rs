@@ -140,6 +140,16 @@ pub fn select_branches<'a>(src: &'a str, defines: &Defines) -> Cow<'a, str> {
                     blank = true;
                 }
                 "define" if live => define(&rest, &mut local),
+                // a name the file defines only where the compiler does not look (`#if 0`,
+                // a disabled `#if _DEBUG` block: bladebit's `#define DBG_..._PRUNED 1`) is not
+                // one the build passes with `-D`: undefined, until a live line defines it
+                "define" => {
+                    if let Some(n) = first_ident(&rest) {
+                        if scope.is_defined(n).is_none() {
+                            local.insert(n.to_string(), MacroState::Undefined);
+                        }
+                    }
+                }
                 "undef" if live => {
                     if let Some(n) = first_ident(&rest) {
                         local.insert(n.to_string(), MacroState::Undefined);
@@ -439,6 +449,17 @@ mod tests {
             .filter(|l| !l.is_empty())
             .map(String::from)
             .collect()
+    }
+
+    #[test]
+    fn a_name_defined_only_in_a_dead_branch_is_undefined() {
+        let src = "#if 0\n#define EXTRA 1\n#endif\n#if EXTRA\na\n#endif\n#ifdef EXTRA\nb\n#else\nc\n#endif\n#define EXTRA 1\n#if EXTRA\nd\n#endif\n";
+        assert_eq!(live(src, &[]), ["c", "#define EXTRA 1", "d"]);
+        // a `-D` flag still decides it
+        assert_eq!(
+            live("#if 0\n#define X 1\n#endif\n#ifdef X\na\n#endif\n", &["X"]),
+            ["a"]
+        );
     }
 
     #[test]

@@ -103,6 +103,8 @@ const NOT_DEFINED: &[&str] = &[
     "WIN32",
     "WIN64",
     "_MSC_VER",
+    // (MSVC's debug runtime's; CMake's Debug builds on Linux pass no `-D_DEBUG`)
+    "_DEBUG",
     "__APPLE__",
     "__MACH__",
     "__MINGW32__",
