@@ -454,6 +454,12 @@ pub struct FieldDef {
 /// argument is the lambda.
 pub const IMMEDIATE_CALL: &str = "[lambda]";
 
+/// The callee of a member function called on a temporary object (`Agent<BT>(ts, in,
+/// out).Process(off)`, `BlockLoad(temp_storage.load).Load(p, v)`): the first argument is the
+/// object's expression, the second the callee as written (an identifier; `[functor].operator()`
+/// for `Kernel{}(params)`), the rest the call's arguments.
+pub const TEMPORARY_CALL: &str = "[temporary]";
+
 /// The callee of a constructor's initialiser that may name a base class (`: Base<const T>(p,
 /// n)`), whose first argument is the name as written and the rest its arguments: the analysis
 /// runs the base's constructor on the object when the name is one of the class's bases.

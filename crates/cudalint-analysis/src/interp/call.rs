@@ -48,6 +48,57 @@ impl KernelRun<'_> {
             }
             return Val::Unknown("result of a lambda called where it is written".into());
         }
+        if callee == cudalint_syntax::TEMPORARY_CALL {
+            if let [object, Expr {
+                kind: ExprKind::Ident(written),
+                ..
+            }, rest @ ..] = args
+            {
+                if let Some(v) = self.cub_block_reduce(written, rest, span) {
+                    return v;
+                }
+                let method = written.rsplit_once('.').map_or("", |(_, m)| m);
+                // an object of a type the program does not define (CUB's own `BlockLoadT(
+                // temp_storage.load)`, the toolkit's): nothing to run, its arguments not read
+                // (the shared storage it is given is bound, not loaded)
+                if let ExprKind::Call {
+                    callee,
+                    template_args,
+                    args: cargs,
+                } = &object.kind
+                {
+                    let mut full = callee.to_string();
+                    if !template_args.is_empty() {
+                        if let Some(t) = self.template_args_text(template_args) {
+                            full = format!("{callee}<{t}>");
+                        }
+                    }
+                    let defined = self.constructed_struct(&TypeRef::named(&full)).is_some()
+                        || !self
+                            .project
+                            .device_functions(unqualified(callee), cargs.len(), self.file())
+                            .is_empty();
+                    if !defined {
+                        return self.call(written, targs, rest, span);
+                    }
+                }
+                // the object, under a name of its own for the call, as `Agent<BT> a(...);
+                // a.Process(off);` would have it
+                let object = match &object.kind {
+                    ExprKind::Call {
+                        callee,
+                        template_args,
+                        args,
+                    } => self.temporary_aggregate(callee, template_args, args, span),
+                    _ => None,
+                }
+                .unwrap_or_else(|| self.rvalue(object));
+                let name = format!("__temporary_{}", span.start);
+                self.declare(&name, object);
+                return self.call(&format!("{name}.{method}"), targs, rest, span);
+            }
+            return Val::Unknown("result of a member function of a temporary".into());
+        }
         if callee == cudalint_syntax::BASE_INIT {
             self.base_constructor(args, span);
             return Val::Unknown("result of a base class's constructor".into());
@@ -740,6 +791,21 @@ impl KernelRun<'_> {
                         .filter(|(_, f)| f.name == qualified)
                         .collect();
                 }
+            }
+        }
+        // `BlockLoadT(temp_storage.load)`, a struct built where it is used: its constructor's
+        // (a `TempStorage&` binds the shared storage, it does not load it)
+        if candidates.is_empty() && is_identifier(name) {
+            if let Some((_, def)) = self.constructed_struct(&TypeRef::named(name)) {
+                let base = def.split('<').next().unwrap_or(&def).trim();
+                let ctor = unqualified(base).to_string();
+                let qualified = format!("{base}::{ctor}");
+                candidates = self
+                    .project
+                    .device_functions(&ctor, args.len(), self.file())
+                    .into_iter()
+                    .filter(|(_, f)| f.name == qualified)
+                    .collect();
             }
         }
         let mut by_reference: Vec<bool> = (0..args.len())
@@ -1610,6 +1676,36 @@ impl KernelRun<'_> {
         // (the call evaluated the arguments already: evaluating them again for the
         // constructor doubled the work at each temporary nested in another's arguments)
         self.construct_from(&ty, key, argv.to_vec(), span);
+        Some(Val::Unknown(format!("`{label}` {LOCAL_OBJECT}").into()))
+    }
+
+    /// `Scale{out}` of a struct with no constructor: its members set from the braces in the
+    /// order they are declared, the items' accesses made where they are written.
+    fn temporary_aggregate(
+        &mut self,
+        name: &str,
+        targs: &[TemplateArg],
+        args: &[Expr],
+        span: Span,
+    ) -> Option<Val> {
+        if !is_identifier(name) || args.is_empty() {
+            return None;
+        }
+        let mut full = name.to_string();
+        if !targs.is_empty() {
+            full = format!("{name}<{}>", self.template_args_text(targs)?);
+        }
+        let ty = TypeRef::named(&full);
+        if self.has_constructor(&ty, args.len()) || self.constructed_struct(&ty).is_none() {
+            return None;
+        }
+        for a in args {
+            self.rvalue(a);
+        }
+        let key = self.objects.len();
+        let label: Rc<str> = format!("{name}{{...}}").into();
+        self.objects.push((label.clone(), ty.clone(), key));
+        self.construct(&ty, key, args, span);
         Some(Val::Unknown(format!("`{label}` {LOCAL_OBJECT}").into()))
     }
 

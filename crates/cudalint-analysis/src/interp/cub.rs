@@ -19,11 +19,14 @@ impl KernelRun<'_> {
         args: &[Expr],
         span: Span,
     ) -> Option<Val> {
-        let (head, method) = callee.rsplit_once(").")?;
+        // (or braced: `BlockReduce{temp_storage}.Sum(x)`)
+        let (head, method) = callee
+            .rsplit_once(").")
+            .or_else(|| callee.rsplit_once("}."))?;
         if !matches!(method, "Sum" | "Reduce") {
             return None;
         }
-        let (ty, storage) = head.split_once('(')?;
+        let (ty, storage) = head.split_once(['(', '{'])?;
         let full = self.through_typedefs(ty);
         let full = full.trim_start_matches("::");
         let (base, targs) = types::split_template(full);

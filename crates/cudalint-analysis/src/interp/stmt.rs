@@ -551,8 +551,9 @@ impl KernelRun<'_> {
                     && !d.shared
                     && (matches!(v, Val::Unknown(_)) || d.init.as_ref().is_some_and(is_lvalue))
                 // `Strides s = {1, 32};`: a struct's members braced in order, not a pair
-                // (or one member: `CopyWithScaleOp<T> op{scale};`, a functor)
-                || matches!(v, Val::Vector(_) | Val::Int(_))
+                // (or one member: `CopyWithScaleOp<T> op{scale};`, a functor, `Reader r{in};`
+                // over a pointer)
+                || matches!(v, Val::Vector(_) | Val::Int(_) | Val::Ptr(_))
                     && matches!(&d.init, Some(Expr { kind: ExprKind::Init(_), .. }))
                     && self.is_struct(super::names::split_template(&self.through_typedefs(&ty.name)).0)
                     && !d.shared =>

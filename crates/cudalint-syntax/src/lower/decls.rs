@@ -53,6 +53,7 @@ impl<'s> Lowerer<'s> {
                 return inner;
             }
         }
+        let name = self.local_alias(&name).unwrap_or(name);
         TypeRef {
             name: name.into(),
             pointer_depth,

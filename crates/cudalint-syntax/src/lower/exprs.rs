@@ -73,7 +73,10 @@ impl<'s> Lowerer<'s> {
             | "type_identifier"
             | "qualified_identifier"
             | "namespace_identifier"
-            | "this" => ExprKind::Ident(self.text(n).split_whitespace().collect()),
+            | "this" => {
+                let name: String = self.text(n).split_whitespace().collect();
+                ExprKind::Ident(self.local_alias(&name).unwrap_or(name).into())
+            }
             "parenthesized_expression" => {
                 return match first_named(n) {
                     Some(inner) => {
@@ -189,6 +192,34 @@ impl<'s> Lowerer<'s> {
             _ => ExprKind::Unsupported(format!("`{}`", n.kind())),
         };
         Expr { kind, span: sp }
+    }
+
+    /// `BlockReduce{temp_storage}`, `Agent<BT>{ts, p}`: the type's constructor called with
+    /// the braces' items; `None` where the type is not a plain or template name.
+    fn braced_construction(&mut self, n: Node, depth: usize) -> Option<Expr> {
+        let ty = n.child_by_field_id(fid().r#type.get())?;
+        let value = n.child_by_field_id(fid().value.get())?;
+        let (callee, template_args) = match ty.kind() {
+            "type_identifier" | "qualified_identifier" => (self.text(ty).to_string(), Vec::new()),
+            "template_type" => (
+                self.text(ty.child_by_field_id(fid().name.get())?)
+                    .to_string(),
+                self.template_args(ty.child_by_field_id(fid().arguments.get()), depth),
+            ),
+            _ => return None,
+        };
+        let args = named_children(value)
+            .into_iter()
+            .map(|c| self.expr(c, depth + 1))
+            .collect::<Vec<_>>();
+        Some(Expr {
+            kind: ExprKind::Call {
+                callee: callee.into(),
+                template_args: template_args.into(),
+                args: args.into(),
+            },
+            span: span(n),
+        })
     }
 
     /// `a.f`, `p->f`.
@@ -360,6 +391,51 @@ impl<'s> Lowerer<'s> {
                 },
                 span: sp,
             };
+        }
+        // a member function of a temporary object, which the call's text cannot name: the
+        // object's expression travels with it (a constructor's call, or a type's braces)
+        if let Some(object) = func
+            .filter(|f| f.kind() == "field_expression" && !self.text(*f).contains("->"))
+            .and_then(|f| f.child_by_field_id(fid().argument.get()))
+        {
+            let constructed = match object.kind() {
+                "call_expression" => Some(self.expr(object, depth + 1)),
+                "compound_literal_expression" => self.braced_construction(object, depth),
+                _ => None,
+            };
+            if let Some(constructed) = constructed {
+                let written = Expr {
+                    kind: ExprKind::Ident(callee.as_str().into()),
+                    span: sp,
+                };
+                args.splice(0..0, [constructed, written]);
+                return Expr {
+                    kind: ExprKind::Call {
+                        callee: TEMPORARY_CALL.into(),
+                        template_args: template_args.into(),
+                        args: args.into(),
+                    },
+                    span: sp,
+                };
+            }
+        }
+        // `Kernel{}(params)`, `Op<T>{}(a, b)`: the call operator of a temporary functor
+        if let Some(f) = func.filter(|f| f.kind() == "compound_literal_expression") {
+            if let Some(constructed) = self.braced_construction(f, depth) {
+                let written = Expr {
+                    kind: ExprKind::Ident("[functor].operator()".into()),
+                    span: sp,
+                };
+                args.splice(0..0, [constructed, written]);
+                return Expr {
+                    kind: ExprKind::Call {
+                        callee: TEMPORARY_CALL.into(),
+                        template_args: Vec::new().into(),
+                        args: args.into(),
+                    },
+                    span: sp,
+                };
+            }
         }
         // only a launch has more than the function and argument children
         let launch = if n.named_child_count() > 2 {

@@ -182,8 +182,9 @@ impl<'s> Lowerer<'s> {
             return;
         };
         let ty = self.type_of(ty, None);
+        let name = self.typedef_name(self.text(name));
         self.model.typedefs.push(Typedef {
-            name: self.text(name).into(),
+            name: name.into(),
             ty,
         });
     }
@@ -223,6 +224,7 @@ impl<'s> Lowerer<'s> {
                     None => self.type_of(t, Some(n)),
                 };
                 ty.pointer_depth += ptr;
+                let name = self.typedef_name(&name);
                 self.model.typedefs.push(Typedef {
                     name: name.into(),
                     ty,
@@ -598,6 +600,7 @@ impl<'s> Lowerer<'s> {
         // float f()` with `#define HD __host__ __device__`), which device code calls.
         let outer = self.current_fn.replace(index);
         let outer_pointers = std::mem::take(&mut self.kernel_pointers);
+        let outer_typedefs = self.local_typedefs.len();
         let mut body = n
             .child_by_field_id(fid().body.get())
             .map(|b| self.block(b, 0));
@@ -609,6 +612,7 @@ impl<'s> Lowerer<'s> {
         }
         self.current_fn = outer;
         self.kernel_pointers = outer_pointers;
+        self.local_typedefs.truncate(outer_typedefs);
         self.model.functions[index].body = body;
     }
 

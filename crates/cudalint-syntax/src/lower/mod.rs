@@ -39,6 +39,11 @@ pub(crate) struct Lowerer<'s> {
     /// Whether the expression `expr` is about to lower is an operand of a binary operator or
     /// an assignment: what `Node::parent` would say, without its walk down from the root.
     operand_of_operator: bool,
+    /// Typedefs and aliases of the function bodies being lowered whose name an earlier one
+    /// of the file took, innermost last, with the name each is filed under: typedefs are
+    /// found by name, first come first served, and another kernel's `typedef B AgentT;` is
+    /// another type than the first's (cub's dispatch kernels).
+    local_typedefs: Vec<(String, String)>,
 }
 
 /// Field ids resolved once: `child_by_field_name` would compare the name against every field
@@ -155,7 +160,43 @@ impl<'s> Lowerer<'s> {
             pieces: Vec::new(),
             reuse: None,
             operand_of_operator: false,
+            local_typedefs: Vec::new(),
         }
+    }
+
+    /// `AgentT`, `AgentT::TempStorage`, `typename AgentT::X` where a body being lowered
+    /// declares its own `AgentT`: the name that one is filed under.
+    pub(super) fn local_alias(&self, name: &str) -> Option<String> {
+        if self.local_typedefs.is_empty() {
+            return None;
+        }
+        let (prefix, bare) = match name.strip_prefix("typename ") {
+            Some(b) => ("typename ", b),
+            None => ("", name),
+        };
+        let (head, rest) = match bare.find("::") {
+            Some(i) => (&bare[..i], &bare[i..]),
+            None => (bare, ""),
+        };
+        let (_, filed) = self.local_typedefs.iter().rev().find(|(n, _)| n == head)?;
+        Some(format!("{prefix}{filed}{rest}"))
+    }
+
+    /// The name a typedef declared here is filed under: its own, unless a body's typedef
+    /// takes a name the file already has.
+    pub(super) fn typedef_name(&mut self, name: &str) -> String {
+        if self.current_fn.is_none() || !self.model.typedefs.iter().any(|t| t.name == name) {
+            return name.to_string();
+        }
+        let taken = self
+            .model
+            .typedefs
+            .iter()
+            .filter(|t| t.name.starts_with(name))
+            .count();
+        let filed = format!("{name}__{taken}");
+        self.local_typedefs.push((name.to_string(), filed.clone()));
+        filed
     }
 
     fn text(&self, n: Node) -> &'s str {
