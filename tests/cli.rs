@@ -2138,3 +2138,25 @@ fn launch_dims_set_in_a_comma_expression_are_the_launchs() {
     );
     assert_eq!(out["accesses"][0]["sectors_per_request"], 8.0, "{out}");
 }
+
+#[test]
+fn an_assertion_macro_defined_as_nothing_reads_nothing() {
+    // bladebit's `CUDA_ASSERT(expr)` is `assert(expr)` under `#if _DEBUG` and empty otherwise;
+    // its `#if DBG_COUNT` block is switched on by a `#define` inside `#if 0`. A release build
+    // compiles neither: no load of `a[i]`, no store to `c`.
+    let dir = scratch("empty-assert");
+    std::fs::write(
+        dir.join("t.cu"),
+        "#if _DEBUG\n#define CHECK(x) assert((x))\n#else\n#define CHECK(x)\n#endif\n\
+         #if 0\n#define DBG_COUNT 1\n#endif\n\
+         __global__ void k(const int* a, int* b, int* c) {\n  int i = threadIdx.x;\n  \
+         CHECK(a[i] > 0);\n  b[i] = 1;\n#if DBG_COUNT\n  c[i] = 2;\n#endif\n}\n",
+    )
+    .unwrap();
+    let (out, rows) = audited(&[&s(&dir.join("t.cu"))]);
+    assert_eq!(
+        rows,
+        [("t.cu".to_string(), 12, "k".to_string(), "store".to_string())],
+        "{out}"
+    );
+}

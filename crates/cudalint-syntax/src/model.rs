@@ -508,6 +508,9 @@ pub struct Define {
     /// reduce(load, op, atomicOp) __shared__ float sdata[512]; int tid = ...; ...`): they run
     /// in the invoker's scope, what they declare visible after the invocation.
     pub sequence: bool,
+    /// The replacement is empty (`#define CUDA_ASSERT(expr)` in a release build): an
+    /// invocation compiles to nothing, its arguments included.
+    pub empty: bool,
     /// The replacement pastes names together (`A[n*LD##A+m]`): an invocation is its body with
     /// the arguments written in, as the preprocessor makes it.
     pub pastes: bool,

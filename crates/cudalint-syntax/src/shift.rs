@@ -287,6 +287,7 @@ impl Shift for Define {
             as_type: _,
             statement,
             sequence: _,
+            empty: _,
             pastes: _,
             launches,
             as_params,

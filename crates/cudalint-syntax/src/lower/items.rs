@@ -159,8 +159,10 @@ impl<'s> Lowerer<'s> {
             .filter(|v| params.is_none() && body.is_none() && self.text(*v).contains(' '))
             .and_then(|v| parameter_list_snippet(self.text(v), v.start_byte()));
         let pastes = params.is_some() && value.is_some_and(|v| self.text(v).contains("##"));
+        let empty = value.is_none_or(|v| self.text(v).trim().is_empty());
         self.model.defines.push(Define {
             pastes,
+            empty,
             name: self.text(name).into(),
             params,
             body,
