@@ -404,37 +404,14 @@ impl<'s> Lowerer<'s> {
                 _ => None,
             };
             if let Some(constructed) = constructed {
-                let written = Expr {
-                    kind: ExprKind::Ident(callee.as_str().into()),
-                    span: sp,
-                };
-                args.splice(0..0, [constructed, written]);
-                return Expr {
-                    kind: ExprKind::Call {
-                        callee: TEMPORARY_CALL.into(),
-                        template_args: template_args.into(),
-                        args: args.into(),
-                    },
-                    span: sp,
-                };
+                return temporary_call(constructed, &callee, args, template_args, sp);
             }
         }
         // `Kernel{}(params)`, `Op<T>{}(a, b)`: the call operator of a temporary functor
         if let Some(f) = func.filter(|f| f.kind() == "compound_literal_expression") {
             if let Some(constructed) = self.braced_construction(f, depth) {
-                let written = Expr {
-                    kind: ExprKind::Ident("[functor].operator()".into()),
-                    span: sp,
-                };
-                args.splice(0..0, [constructed, written]);
-                return Expr {
-                    kind: ExprKind::Call {
-                        callee: TEMPORARY_CALL.into(),
-                        template_args: Vec::new().into(),
-                        args: args.into(),
-                    },
-                    span: sp,
-                };
+                let written = "[functor].operator()";
+                return temporary_call(constructed, written, args, Vec::new(), sp);
             }
         }
         // only a launch has more than the function and argument children
@@ -837,5 +814,28 @@ mod comment_tests {
             [("k", 1), ("k2", 1), ("other", 0), ("kernel", 0)],
             "{l:?}"
         );
+    }
+}
+
+/// A call of member `written` on the temporary `constructed` (see [`TEMPORARY_CALL`]).
+fn temporary_call(
+    constructed: Expr,
+    written: &str,
+    mut args: Vec<Expr>,
+    template_args: Vec<TemplateArg>,
+    sp: Span,
+) -> Expr {
+    let written = Expr {
+        kind: ExprKind::Ident(written.into()),
+        span: sp,
+    };
+    args.splice(0..0, [constructed, written]);
+    Expr {
+        kind: ExprKind::Call {
+            callee: TEMPORARY_CALL.into(),
+            template_args: template_args.into(),
+            args: args.into(),
+        },
+        span: sp,
     }
 }

@@ -274,22 +274,23 @@ const INTEGER_TYPES: &[&[u8]] = &[
     b"int64_t",
 ];
 
+/// The opening brace of each `enum ... {` body.
+fn enum_bodies<'a>(b: &'a [u8], mask: &'a [bool]) -> impl Iterator<Item = usize> + 'a {
+    occurrences(b, mask, "enum").filter_map(|at| {
+        let open = b[at..]
+            .iter()
+            .take(512)
+            .position(|&c| c == b'{' || c == b';' || c == b'(')
+            .map(|p| at + p)?;
+        (b[open] == b'{').then_some(open)
+    })
+}
+
 /// `#undef NO_ERROR` between an enum's braces (MNN's `ErrorCode`, making room for its own
 /// `NO_ERROR` after Windows' macro): the grammar has no directive among enumerators; the
 /// preprocessor has already read it.
 fn directives_in_enums(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
-    for at in occurrences(b, mask, "enum") {
-        let Some(open) = b[at..]
-            .iter()
-            .take(512)
-            .position(|&c| c == b'{' || c == b';' || c == b'(')
-            .map(|p| at + p)
-        else {
-            continue;
-        };
-        if b[open] != b'{' {
-            continue;
-        }
+    for open in enum_bodies(b, mask) {
         let Some(close) = (open + 1..b.len()).find(|&i| mask[i] && matches!(b[i], b'{' | b'}'))
         else {
             continue;
@@ -315,18 +316,7 @@ fn directives_in_enums(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
 /// Each enumerator of each `enum ... { }` body: an all-capitals name after the enumerator's
 /// name, before its `=`, `,` or the closing brace.
 fn enumerator_attributes(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
-    for at in occurrences(b, mask, "enum") {
-        let Some(open) = b[at..]
-            .iter()
-            .take(512)
-            .position(|&c| c == b'{' || c == b';' || c == b'(')
-            .map(|p| at + p)
-        else {
-            continue;
-        };
-        if b[open] != b'{' {
-            continue;
-        }
+    for open in enum_bodies(b, mask) {
         let mut i = open + 1;
         while i < b.len() && b[i] != b'}' {
             if !mask[i] {
