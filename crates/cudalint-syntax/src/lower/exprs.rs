@@ -194,6 +194,32 @@ impl<'s> Lowerer<'s> {
         Expr { kind, span: sp }
     }
 
+    /// The object's text, the method's name and its template argument list of a field
+    /// expression naming a member template (`u.Extract<true>`, `this->template Tile<true>`).
+    fn called_member_template<'t>(
+        &self,
+        f: Node<'t>,
+    ) -> Option<(String, String, Option<Node<'t>>)> {
+        if f.kind() != "field_expression" {
+            return None;
+        }
+        let object = f.child_by_field_id(fid().argument.get())?;
+        let mut field = f.child_by_field_id(fid().field.get())?;
+        if field.kind() == "dependent_name" {
+            field = named_children(field)
+                .into_iter()
+                .find(|c| c.kind() == "template_method")?;
+        }
+        if field.kind() != "template_method" {
+            return None;
+        }
+        let name = self
+            .text(field.child_by_field_id(fid().name.get())?)
+            .to_string();
+        let object: String = self.text(object).split_whitespace().collect();
+        Some((object, name, field.child_by_field_id(fid().arguments.get())))
+    }
+
     /// `BlockReduce{temp_storage}`, `Agent<BT>{ts, p}`: the type's constructor called with
     /// the braces' items; `None` where the type is not a plain or template name.
     fn braced_construction(&mut self, n: Node, depth: usize) -> Option<Expr> {
@@ -359,6 +385,20 @@ impl<'s> Lowerer<'s> {
                     .collect();
                 let targs = self.template_args(t.child_by_field_id(fid().arguments.get()), depth);
                 (scope + &name, targs)
+            }
+            // `u.Extract<true>(c, 1)`, `this->template Tile<true>(2)`, `s.template get<T>()`:
+            // a member template with its arguments, on the object (on `this`, the member itself)
+            (Some(f), _) if self.called_member_template(f).is_some() => {
+                let (object, method, arguments) =
+                    self.called_member_template(f).unwrap_or_default();
+                let targs = self.template_args(arguments, depth);
+                let callee = if object == "this" {
+                    method
+                } else {
+                    let arrow = self.text(f).contains("->");
+                    format!("{object}{}{method}", if arrow { "->" } else { "." })
+                };
+                (callee, targs)
             }
             (Some(f), _) => (
                 self.text(f).split_whitespace().collect::<String>(),
