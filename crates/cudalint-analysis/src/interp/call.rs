@@ -67,13 +67,10 @@ impl KernelRun<'_> {
                     args: cargs,
                 } = &object.kind
                 {
-                    let mut full = callee.to_string();
-                    if !template_args.is_empty() {
-                        if let Some(t) = self.template_args_text(template_args) {
-                            full = format!("{callee}<{t}>");
-                        }
-                    }
-                    let defined = self.constructed_struct(&TypeRef::named(&full)).is_some()
+                    let ty = self
+                        .instance_type(callee, template_args)
+                        .unwrap_or_else(|| TypeRef::named(callee));
+                    let defined = self.constructed_struct(&ty).is_some()
                         || !self
                             .project
                             .device_functions(unqualified(callee), cargs.len(), self.file())
@@ -1669,11 +1666,7 @@ impl KernelRun<'_> {
         if !is_identifier(name) {
             return None;
         }
-        let mut full = name.to_string();
-        if !targs.is_empty() {
-            full = format!("{name}<{}>", self.template_args_text(targs)?);
-        }
-        let ty = TypeRef::named(&full);
+        let ty = self.instance_type(name, targs)?;
         if !self.has_constructor(&ty, argv.len()) {
             return None;
         }
@@ -1684,6 +1677,15 @@ impl KernelRun<'_> {
         // constructor doubled the work at each temporary nested in another's arguments)
         self.construct_from(&ty, key, argv.to_vec(), span);
         Some(Val::Unknown(format!("`{label}` {LOCAL_OBJECT}").into()))
+    }
+
+    /// `Name<args>` as a type: the template arguments written out (`None` where one cannot be).
+    fn instance_type(&mut self, name: &str, targs: &[TemplateArg]) -> Option<TypeRef> {
+        if targs.is_empty() {
+            return Some(TypeRef::named(name));
+        }
+        let args = self.template_args_text(targs)?;
+        Some(TypeRef::named(&format!("{name}<{args}>")))
     }
 
     /// `Scale{out}` of a struct with no constructor: its members set from the braces in the
@@ -1698,11 +1700,7 @@ impl KernelRun<'_> {
         if !is_identifier(name) || args.is_empty() {
             return None;
         }
-        let mut full = name.to_string();
-        if !targs.is_empty() {
-            full = format!("{name}<{}>", self.template_args_text(targs)?);
-        }
-        let ty = TypeRef::named(&full);
+        let ty = self.instance_type(name, targs)?;
         if self.has_constructor(&ty, args.len()) || self.constructed_struct(&ty).is_none() {
             return None;
         }
