@@ -604,6 +604,23 @@ int hip;
 #endif
 ";
         assert_eq!(live(src, &[]), ["typedef double* dptr;", "int hip;"]);
+        // a debugging, tracing or deprecated-style switch is off unless the build says so
+        // (CUTLASS's synclog, icl_core's deprecated style); NDEBUG is none
+        let src = "#if defined(CUTLASS_ENABLE_SYNCLOG)
+#define __syncthreads() synclog()
+#endif
+#ifdef _IC_BUILDER_DEPRECATED_STYLE_
+bool Old();
+#endif
+#ifndef NDEBUG
+int checked;
+#endif
+";
+        assert_eq!(live(src, &[]), ["int checked;"]);
+        assert_eq!(
+            live(src, &["CUTLASS_ENABLE_SYNCLOG"]),
+            ["#define __syncthreads() synclog()", "int checked;"]
+        );
     }
 
     #[test]

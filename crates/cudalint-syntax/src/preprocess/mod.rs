@@ -135,6 +135,16 @@ fn other_platform(name: &str) -> bool {
     name.split('_').any(|part| PLATFORMS.contains(&part))
 }
 
+/// A switch for debugging, tracing or a deprecated style (CUTLASS's
+/// `CUTLASS_ENABLE_SYNCLOG`, `DEBUG_TRACE`, icl_core's `_IC_BUILDER_DEPRECATED_STYLE_`): off
+/// unless the build turns it on, so its `#ifdef` is not a group cudalint cannot decide (whose
+/// first branch it would keep: CUTLASS's synclog records every shared access of a GEMM's
+/// mainloop to global memory, and redefines `__syncthreads`). `NDEBUG` is none of these.
+fn diagnostic_switch(name: &str) -> bool {
+    const SWITCHES: &[&str] = &["DEBUG", "DBG", "TRACE", "SYNCLOG", "VERBOSE", "DEPRECATED"];
+    name.split('_').any(|part| SWITCHES.contains(&part))
+}
+
 /// The execution and memory space specifiers nvcc's own headers define.
 const CUDA_KEYWORDS: &[&str] = &[
     "__global__",
@@ -201,7 +211,7 @@ impl Defines {
             Some(false)
         } else if self.get(name).is_some() {
             Some(true)
-        } else if NOT_DEFINED.contains(&name) || other_platform(name) {
+        } else if NOT_DEFINED.contains(&name) || other_platform(name) || diagnostic_switch(name) {
             Some(false)
         } else {
             None

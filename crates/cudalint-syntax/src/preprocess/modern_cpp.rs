@@ -318,34 +318,45 @@ fn friend_first(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
         b"static",
     ];
     for at in words(b, mask, b"friend") {
-        // the specifiers before it, on its line (a rewritten `CUDF_HOST_DEVICE` leaves
-        // spaces after its `__device__`)
+        // the specifiers before it, on its line or the lines above (gpu-voxels'
+        // `__host__ __device__` on a line of its own; a rewritten `CUDF_HOST_DEVICE` leaves
+        // spaces after its `__device__`); never into a directive's line
         let mut start = at;
+        // (each specifier, the whitespace after it)
         let mut specifiers = Vec::new();
         loop {
             let mut e = start;
-            while e > 0 && matches!(b[e - 1], b' ' | b'\t') {
+            while e > 0 && b[e - 1].is_ascii_whitespace() {
                 e -= 1;
             }
             let w = word_before(b, e);
-            if e == start || !SPECIFIERS.contains(&w) {
+            let line_start = b[..e]
+                .iter()
+                .rposition(|&c| c == b'\n')
+                .map_or(0, |i| i + 1);
+            let directive = b[line_start..e].trim_ascii_start().starts_with(b"#");
+            if e == start || !SPECIFIERS.contains(&w) || directive {
                 break;
             }
-            specifiers.push(w);
+            specifiers.push((w, &b[e..start]));
             start = e - w.len();
         }
         if specifiers.is_empty() {
             continue;
         }
         specifiers.reverse();
+        // `friend`, then each gap followed by the specifier it came after: the same bytes,
+        // the line breaks as many and between the same words
         let mut text = b"friend".to_vec();
-        for w in specifiers {
-            text.push(b' ');
+        for (w, gap) in specifiers {
+            text.extend_from_slice(gap);
             text.extend_from_slice(w);
         }
-        text.resize(at + 6 - start, b' ');
+        debug_assert_eq!(text.len(), at + 6 - start);
         for (k, c) in text.iter().enumerate() {
-            edits.push((start + k, start + k + 1, Some(*c)));
+            if b[start + k] != *c {
+                edits.push((start + k, start + k + 1, Some(*c)));
+            }
         }
     }
 }
@@ -1658,7 +1669,12 @@ mod tests {
     fn friends_first_and_operator_specializations() {
         assert_eq!(
             rewrite("struct A { __host__ __device__ inline friend bool operator>(A a, A b); __device__    constexpr friend A f(); };\ntemplate <> int S::operator()<ns::list_view>(int a) const;"),
-            "struct A { friend __host__ __device__ inline bool operator>(A a, A b); friend __device__ constexpr    A f(); };\ntemplate <> int S::operator()               (int a) const;"
+            "struct A { friend __host__ __device__ inline bool operator>(A a, A b); friend    __device__ constexpr A f(); };\ntemplate <> int S::operator()               (int a) const;"
+        );
+        // (gpu-voxels: the specifiers on a line of their own; a directive's line is not one)
+        assert_eq!(
+            rewrite("  __host__ __device__\n  friend bool operator<(V a, V b);\n#define D __device__\nfriend V g();"),
+            "  friend __host__\n  __device__ bool operator<(V a, V b);\n#define D __device__\nfriend V g();"
         );
         let kept = "friend class B; x = f.operator()(1); bool operator<(A a) const; fn.template operator()<0>();";
         assert_eq!(
