@@ -596,6 +596,15 @@ impl KernelRun<'_> {
             },
             _ => None,
         };
+        // a member or an object whose value is not known (gpu-voxels' `sizeof(m_child_low)`
+        // in a member function): its declared type's
+        let bytes = bytes.or_else(|| {
+            let t = self.declared_type(inner, 0)?;
+            match t.pointer_depth {
+                0 => size(self, &t),
+                _ => Some(8),
+            }
+        });
         match bytes {
             Some(b) => Val::Int(sym::konst(b)),
             None => Val::Unknown("sizeof expression".into()),

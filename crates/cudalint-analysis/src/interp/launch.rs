@@ -1072,7 +1072,11 @@ impl KernelRun<'_> {
     /// The type `e` is declared with, where its value is not known: a cast's type, a local
     /// object's or a member's declared type (its class's aliases resolved), through `*`, `&`
     /// and subscripts.
-    fn declared_type(&mut self, e: &Expr, depth: usize) -> Option<cudalint_syntax::TypeRef> {
+    pub(super) fn declared_type(
+        &mut self,
+        e: &Expr,
+        depth: usize,
+    ) -> Option<cudalint_syntax::TypeRef> {
         if depth > 8 {
             return None;
         }

@@ -96,10 +96,14 @@ impl<'s> Lowerer<'s> {
             names
         });
         let value = n.child_by_field_id(fid().value.get());
+        let replacement = |v: Node| match &params {
+            Some(params) => infix_params(self.text(v), params),
+            None => std::borrow::Cow::Borrowed(self.text(v)),
+        };
         let body = value.and_then(|v| {
             // `#define xor4_32(a,b,c,d) ((a ^ b) ^ (c ^ d));` (ccminer): used as `y0 =
             // xor4_32(...);`, the `;` only ends the statement early; the body is the expression
-            let raw = self.text(v);
+            let raw = &*replacement(v);
             let trimmed = raw.trim_end();
             let single_end = trimmed.ends_with(';') && raw.matches(';').count() == 1;
             let owned;
@@ -133,7 +137,8 @@ impl<'s> Lowerer<'s> {
             })
         });
         let statement = value.filter(|_| params.is_some()).and_then(|v| {
-            let text = crate::substitute::mark_pastes(self.text(v));
+            let replaced = replacement(v);
+            let text = crate::substitute::mark_pastes(&replaced);
             super::stmts::parse_statement_snippet(&text, v.start_byte())
         });
         // not an expression and not one statement, but statements: a run of them
@@ -145,7 +150,8 @@ impl<'s> Lowerer<'s> {
                     && self.text(*v).contains(';')
             })
             .and_then(|v| {
-                let text = crate::substitute::mark_pastes(self.text(v));
+                let replaced = replacement(v);
+                let text = crate::substitute::mark_pastes(&replaced);
                 super::stmts::parse_sequence_snippet(&text, v.start_byte())
             });
         let launches = value
@@ -657,11 +663,30 @@ impl<'s> Lowerer<'s> {
                 continue;
             };
             let mut ty = self.type_of(t, Some(p));
+            // an unnamed parameter (CUB's tags, `Int2Type<false> /*is_keys_only*/`, `int)`)
+            // still takes an argument: without it no call has the function's arity. Not
+            // `(void)`, nor a bare type name alone, which may be a macro standing for
+            // parameters (`k(KARGS)`, see `parameter_macro`)
+            let unnamed = || Name::from(format!("__unnamed_{}", params.len()));
             let Some(d) = p.child_by_field_id(fid().declarator.get()) else {
+                let void = t.kind() == "primitive_type" && self.text(t) == "void";
+                if !void && t.kind() != "type_identifier" {
+                    params.push(Param {
+                        name: unnamed(),
+                        ty,
+                        is_reference: false,
+                        is_restrict: false,
+                        dims: Vec::new(),
+                        default: None,
+                        span: span(p),
+                    });
+                }
                 continue;
             };
             let (pname, ptr, mut dims, _) = self.declarator_parts(d);
-            let Some(pname) = pname else { continue };
+            let pname = pname
+                .map(|n| Name::from(self.text(n)))
+                .unwrap_or_else(unnamed);
             if pointer_to_rows(d) {
                 // `float (*rows)[33]`: a pointer to rows of 33, as `float rows[][33]` is
                 ty.pointer_depth += ptr;
@@ -677,7 +702,7 @@ impl<'s> Lowerer<'s> {
                 .flatten()
                 .map(|v| self.expr(v, 0));
             params.push(Param {
-                name: self.text(pname).into(),
+                name: pname,
                 ty,
                 is_reference: names_a_reference(d),
                 is_restrict: self.restrict_pointer(d),
@@ -785,6 +810,46 @@ fn parameter_list_snippet(text: &str, offset: usize) -> Option<Vec<Param>> {
 /// a type `i`, and the analysis binds each parameter to its argument's value, so the
 /// parentheses that protect the expansion's precedence are not needed. Parentheses of a
 /// call or a subscript (`f(i)`) are kept.
+/// A macro's replacement with each parameter that stands between two operands, as an
+/// operator does (gpu-voxels' `#define REDUCE(shared, idx, nThreads, op) ... shared[idx] =
+/// shared[idx] op shared[idx + r]`), written as `+`: the replacement parses, with the
+/// accesses where they are; which operator the invocation gives does not move an address.
+/// Only after `]` or `)`, where no declaration's type can end (`const T x`).
+fn infix_params<'a>(text: &'a str, params: &[Name]) -> std::borrow::Cow<'a, str> {
+    let b = text.as_bytes();
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < b.len() {
+        if !word(b[i]) || (i > 0 && word(b[i - 1])) {
+            i += 1;
+            continue;
+        }
+        let mut e = i;
+        while e < b.len() && word(b[e]) {
+            e += 1;
+        }
+        let is_param = params.iter().any(|p| p.as_bytes() == &b[i..e]);
+        let before = b[..i].iter().rev().find(|c| !c.is_ascii_whitespace());
+        let after = b[e..]
+            .iter()
+            .find(|c| !c.is_ascii_whitespace() && **c != b'\\');
+        if is_param
+            && matches!(before, Some(b']' | b')'))
+            && after.is_some_and(|&c| word(c) || c == b'(')
+        {
+            let o = out.get_or_insert_with(|| b.to_vec());
+            o[i] = b'+';
+            o[i + 1..e].fill(b' ');
+        }
+        i = e;
+    }
+    match out {
+        Some(o) => std::borrow::Cow::Owned(String::from_utf8(o).unwrap_or_else(|_| text.into())),
+        None => std::borrow::Cow::Borrowed(text),
+    }
+}
+
 fn unparenthesize_params(text: &str, params: &[Name]) -> String {
     let b = text.as_bytes();
     let mut out = b.to_vec();

@@ -263,6 +263,9 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     if src.contains("enable_if") {
         comparisons_in_enable_if(b, mask, &mut edits);
     }
+    if src.contains(',') {
+        operator_arguments(b, mask, &mut edits);
+    }
     type_arguments(b, mask, &mut edits);
     super::modern_cpp::rewrite(src, b, mask, &mut edits);
     super::declaration_gaps::rewrite(src, b, mask, &mut edits);
@@ -288,6 +291,35 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
         }
     }
     Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| src.to_string()))
+}
+
+/// An operator given to a macro as an argument (gpu-voxels' `REDUCE(shared, tid, n, +)`,
+/// whose replacement writes `shared[idx] op shared[idx + r]`): no expression, so the
+/// invocation could not parse; it becomes `0`, an argument the replacement no longer names
+/// (the definition's operator parameter is an operator there, see `lower::items`). A pointer
+/// or reference declarator, `(*)` or `(&)`, is left alone.
+fn operator_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option<u8>)>) {
+    const OPERATORS: &[&[u8]] = &[
+        b"||", b"&&", b"<<", b">>", b"==", b"!=", b"<=", b">=", b"+", b"-", b"*", b"/", b"%", b"|",
+        b"&", b"^", b"<", b">",
+    ];
+    for (at, &c) in b.iter().enumerate() {
+        if !(c == b',' || c == b'(') || !mask[at] {
+            continue;
+        }
+        let op = skip_ws(b, at + 1);
+        let Some(w) = OPERATORS.iter().find(|w| b[op..].starts_with(w)) else {
+            continue;
+        };
+        let close = skip_ws(b, op + w.len());
+        if !matches!(b.get(close), Some(b',' | b')')) || !mask[op] {
+            continue;
+        }
+        let declarator = matches!(*w, b"*" | b"&" | b"&&") && c == b'(' && b[close] == b')';
+        if !declarator {
+            edits.push((op, op + w.len(), Some(b'0')));
+        }
+    }
 }
 
 /// Whether a function's explicit instantiation, after its `template` (`void f<float, 2>(const
@@ -1328,6 +1360,14 @@ mod tests {
         let out = super::rewrite(src, &mask).into_owned();
         assert_eq!(out.len(), src.len());
         out
+    }
+
+    #[test]
+    fn an_operator_given_to_a_macro_is_an_argument() {
+        assert_eq!(
+            rewrite("REDUCE(s, tid, n, +)\nR2(a, b, ||, &&);\nvoid (*f)(int); g(int (&)[3]);"),
+            "REDUCE(s, tid, n, 0)\nR2(a, b, 0 , 0 );\nvoid (*f)(int); g(int (&)[3]);"
+        );
     }
 
     #[test]
