@@ -456,6 +456,11 @@ impl<'p> Project<'p> {
     /// (overloads included), nearest first. When there is none, the functions the files show
     /// as host functions: a kernel can only call one the compiler knows as device code, so its
     /// specifier was a macro cudalint could not read (`DI`, `HD` defined as `__device__`).
+    /// Whether more than one function of the program has this (unqualified) name.
+    pub fn overloaded(&self, name: &str) -> bool {
+        self.functions.get(short(name)).is_some_and(|l| l.len() > 1)
+    }
+
     pub fn device_functions(
         &self,
         name: &str,

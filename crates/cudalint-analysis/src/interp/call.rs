@@ -57,7 +57,13 @@ impl KernelRun<'_> {
                 if let Some(v) = self.cub_block_reduce(written, rest, span) {
                     return v;
                 }
-                let method = written.rsplit_once('.').map_or("", |(_, m)| m);
+                // (`nodes[i].f`, `stack[l]->f`: whichever comes last)
+                let method = match (written.rfind('.'), written.rfind("->")) {
+                    (Some(d), Some(a)) if a > d => &written[a + 2..],
+                    (Some(d), _) => &written[d + 1..],
+                    (None, Some(a)) => &written[a + 2..],
+                    (None, None) => "",
+                };
                 // an object of a type the program does not define (CUB's own `BlockLoadT(
                 // temp_storage.load)`, the toolkit's): nothing to run, its arguments not read
                 // (the shared storage it is given is bound, not loaded)
@@ -79,6 +85,29 @@ impl KernelRun<'_> {
                         return self.call(written, targs, rest, span);
                     }
                 }
+                let name = format!("__temporary_{}", span.start);
+                // an object in memory (`nodes[i].key_bits()`, `stack[l]->hasStatus(s)`): a
+                // reference to it, so the call loads the members it reads where it reads them
+                if matches!(
+                    object.kind,
+                    ExprKind::Index { .. }
+                        | ExprKind::Unary {
+                            op: cudalint_syntax::UnOp::Deref,
+                            ..
+                        }
+                ) {
+                    let in_memory = self.place(object).filter(|p| {
+                        !p.subarray
+                            && p.ty.pointer_depth == 0
+                            && matches!(p.ptr.space, Space::Global | Space::Shared)
+                    });
+                    if let (Some(place), true) = (in_memory, !self.frames.is_empty()) {
+                        if let Some(frame) = self.frames.last_mut() {
+                            frame.refs.push((name.as_str().into(), place));
+                        }
+                        return self.call(&format!("{name}.{method}"), targs, rest, span);
+                    }
+                }
                 // the object, under a name of its own for the call, as `Agent<BT> a(...);
                 // a.Process(off);` would have it
                 let object = match &object.kind {
@@ -90,7 +119,6 @@ impl KernelRun<'_> {
                     _ => None,
                 }
                 .unwrap_or_else(|| self.rvalue(object));
-                let name = format!("__temporary_{}", span.start);
                 self.declare(&name, object);
                 return self.call(&format!("{name}.{method}"), targs, rest, span);
             }
@@ -309,6 +337,10 @@ impl KernelRun<'_> {
         };
         let functor_refs = refs.clone();
         let member_local_refs = self.next_local_refs.clone();
+        // overloads are told apart by their arguments' declared types too
+        if self.project.overloaded(name) {
+            self.next_arg_types = args.iter().map(|a| self.arg_type(a, 0)).collect();
+        }
         self.next_refs = refs;
         let called = self.device_call(callee, name, targs, argv, span);
         self.next_refs.clear();
@@ -812,6 +844,22 @@ impl KernelRun<'_> {
                     .collect();
             }
         }
+        // overloads (ppl.cv's `mulAdd(float4&, float4&, float4&)` beside `mulAdd(float4&,
+        // float4&, float)`): the one the arguments' types choose says which are references
+        if candidates.len() > 1 && self.project.overloaded(name) {
+            let types: Vec<Option<TypeRef>> = args.iter().map(|a| self.arg_type(a, 0)).collect();
+            let values: Vec<Val> = args
+                .iter()
+                .map(|a| match &a.kind {
+                    ExprKind::Ident(n) => self.lookup_local(n).cloned(),
+                    _ => None,
+                })
+                .map(|v| v.unwrap_or_else(|| Val::Unknown("an argument".into())))
+                .collect();
+            if let Some(c) = pick_overload(&candidates, &values, &types, true) {
+                candidates = vec![c];
+            }
+        }
         let mut by_reference: Vec<bool> = (0..args.len())
             .map(|i| {
                 candidates.iter().any(|(_, f)| {
@@ -863,6 +911,27 @@ impl KernelRun<'_> {
                 }
             })
             .collect()
+    }
+
+    /// The type an argument is declared with, for choosing among overloads: a pointer's
+    /// elements' through subscripts, else what [`Self::declared_type`] finds.
+    fn arg_type(&mut self, e: &Expr, depth: usize) -> Option<TypeRef> {
+        match &e.kind {
+            ExprKind::Ident(n) => match self.lookup_local(n) {
+                Some(Val::Ptr(p)) => {
+                    let mut t = p.elem.clone();
+                    t.pointer_depth += 1;
+                    Some(t)
+                }
+                _ => self.declared_type(e, depth),
+            },
+            ExprKind::Index { base, .. } if depth < 8 => {
+                let mut t = self.arg_type(base, depth + 1)?;
+                t.pointer_depth = t.pointer_depth.checked_sub(1)?;
+                Some(t)
+            }
+            _ => self.declared_type(e, depth),
+        }
     }
 
     /// The struct a local object (or a reference to one) named `name` is an instance of.
@@ -999,7 +1068,8 @@ impl KernelRun<'_> {
                 .filter(|(_, f)| f.owner.is_none())
                 .collect()
         };
-        let Some((fi, f)) = pick_overload(&candidates, &argv, targs.is_empty()) else {
+        let arg_types = std::mem::take(&mut self.next_arg_types);
+        let Some((fi, f)) = pick_overload(&candidates, &argv, &arg_types, targs.is_empty()) else {
             return Err(argv);
         };
         // a program's own overload of a CUDA atomic for another type (MXNet's `void
@@ -2264,8 +2334,31 @@ pub(super) fn unqualified(callee: &str) -> &str {
 fn pick_overload<'a>(
     candidates: &[(usize, &'a Function)],
     args: &[Val],
+    arg_types: &[Option<TypeRef>],
     no_template_args: bool,
 ) -> Option<(usize, &'a Function)> {
+    // a built-in type the argument is declared with against the parameter's (ppl.cv's
+    // `mulAdd(float4&, float4&, float4&)` and `mulAdd(float4&, float4&, float)`): a scalar
+    // converts to another scalar, not to or from a vector
+    let builtin_match = |p: &TypeRef, a: &TypeRef| -> i32 {
+        let name = |t: &TypeRef| {
+            let n = t.name.trim_start_matches("const ").trim();
+            types::builtin(n).map(|_| n.to_string())
+        };
+        let (Some(pn), Some(an)) = (name(p), name(a)) else {
+            return 0;
+        };
+        let scalar = |n: &str| !n.ends_with(|c: char| c.is_ascii_digit());
+        if p.pointer_depth != a.pointer_depth {
+            0
+        } else if pn == an {
+            2
+        } else if scalar(&pn) && scalar(&an) {
+            0
+        } else {
+            -3
+        }
+    };
     let score = |f: &Function| -> i32 {
         let mut s = 0;
         // `global_thread_id()` is not `template <int N> global_thread_id()`: N could not be
@@ -2277,8 +2370,21 @@ fn pick_overload<'a>(
         if no_template_args && undeducible {
             s -= 5;
         }
-        for (p, a) in f.params.iter().zip(args) {
+        for (k, (p, a)) in f.params.iter().zip(args).enumerate() {
             let generic = f.template_params.iter().any(|t| t.name == p.ty.name);
+            if let (false, Some(Some(at))) = (generic, arg_types.get(k)) {
+                s += builtin_match(&p.ty, at);
+            }
+            // (a value's lanes where its declaration is not at hand: a local `float4`)
+            let lanes = |t: &TypeRef| {
+                let n = t.name.trim_start_matches("const ").trim();
+                (t.pointer_depth == 0 && types::builtin(n).is_some())
+                    .then(|| n.ends_with(|c: char| c.is_ascii_digit()))
+            };
+            match (generic, lanes(&p.ty), a) {
+                (false, Some(true), Val::Int(_)) | (false, Some(false), Val::Vector(_)) => s -= 3,
+                _ => {}
+            }
             match (p.ty.pointer_depth > 0, a) {
                 (true, Val::Ptr(ptr)) if generic || ptr.elem.name == p.ty.name => s += 2,
                 (true, Val::Ptr(_)) => s -= 3,

@@ -421,6 +421,9 @@ pub struct KernelRun<'p> {
     next_this_values: Vec<(String, Val)>,
     /// The places the next inlined call's arguments designate, where they designate one.
     next_refs: Vec<Option<Place>>,
+    /// The types the next call's arguments are declared with, where the callee's name has
+    /// overloads to choose among.
+    next_arg_types: Vec<Option<TypeRef>>,
     /// The inlined call at this span is an lvalue (`t[i] = v` through a `T& operator[]`,
     /// `column(p, i) = v` through a function returning `float&`): its `return` gives the
     /// address of what it names, not the value there. With `true`, only where the function
@@ -590,6 +593,7 @@ impl<'p> KernelRun<'p> {
             next_this_ptr: None,
             next_this_values: Vec::new(),
             next_refs: Vec::new(),
+            next_arg_types: Vec::new(),
             next_returns_address: None,
             address_return: None,
             next_local_refs: Vec::new(),

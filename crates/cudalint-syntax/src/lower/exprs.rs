@@ -441,11 +441,35 @@ impl<'s> Lowerer<'s> {
             let constructed = match object.kind() {
                 "call_expression" => Some(self.expr(object, depth + 1)),
                 "compound_literal_expression" => self.braced_construction(object, depth),
+                // an element's member function (`nodes[i].key_bits()`): the object is in
+                // memory, where the call reads its members
+                "subscript_expression" => Some(self.expr(object, depth + 1)),
                 _ => None,
             };
             if let Some(constructed) = constructed {
                 return temporary_call(constructed, &callee, args, template_args, sp);
             }
+        }
+        // `stack[level]->hasStatus(s)`: the object an element points to
+        if let Some(object) = func
+            .filter(|f| f.kind() == "field_expression")
+            .filter(|f| {
+                f.child_by_field_id(fid().operator.get())
+                    .is_some_and(|o| o.kind() == "->")
+            })
+            .and_then(|f| f.child_by_field_id(fid().argument.get()))
+            .filter(|o| o.kind() == "subscript_expression")
+        {
+            let pointer = self.expr(object, depth + 1);
+            let span = pointer.span;
+            let pointee = Expr {
+                kind: ExprKind::Unary {
+                    op: UnOp::Deref,
+                    arg: Box::new(pointer),
+                },
+                span,
+            };
+            return temporary_call(pointee, &callee, args, template_args, sp);
         }
         // `Kernel{}(params)`, `Op<T>{}(a, b)`: the call operator of a temporary functor
         if let Some(f) = func.filter(|f| f.kind() == "compound_literal_expression") {
