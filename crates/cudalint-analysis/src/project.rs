@@ -452,15 +452,15 @@ impl<'p> Project<'p> {
         self.specialized.contains(short(name))
     }
 
-    /// The `__device__` functions with a body taking `arity` arguments that `file` sees
-    /// (overloads included), nearest first. When there is none, the functions the files show
-    /// as host functions: a kernel can only call one the compiler knows as device code, so its
-    /// specifier was a macro cudalint could not read (`DI`, `HD` defined as `__device__`).
     /// Whether more than one function of the program has this (unqualified) name.
     pub fn overloaded(&self, name: &str) -> bool {
         self.functions.get(short(name)).is_some_and(|l| l.len() > 1)
     }
 
+    /// The `__device__` functions with a body taking `arity` arguments that `file` sees
+    /// (overloads included), nearest first. When there is none, the functions the files show
+    /// as host functions: a kernel can only call one the compiler knows as device code, so its
+    /// specifier was a macro cudalint could not read (`DI`, `HD` defined as `__device__`).
     pub fn device_functions(
         &self,
         name: &str,
@@ -617,21 +617,45 @@ pub(crate) fn calls_in_expr<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
 /// arguments written in for the macro's parameters: `packed_copy<width><<<...>>>` invoked with
 /// `4` launches `packed_copy<4>` (the grammar reads a lone name there as a type).
 fn macro_template_arg(t: &TemplateArg, params: &[Name], args: &[Expr]) -> TemplateArg {
+    // an argument's name, a type keyword as preprocessing spelled it (`_hort`) the keyword
+    let named = |k: usize| match args.get(k).map(|a| &a.kind) {
+        Some(ExprKind::Ident(n)) => Some(
+            cudalint_syntax::preprocess::type_keyword_argument(n)
+                .map(Name::from)
+                .unwrap_or_else(|| n.clone()),
+        ),
+        _ => None,
+    };
     match t {
-        TemplateArg::Type(ty) => {
-            let given = params
-                .iter()
-                .position(|p| *p == ty.name)
-                .and_then(|k| args.get(k));
-            match given {
-                Some(Expr {
-                    kind: ExprKind::Ident(n),
-                    ..
-                }) => TemplateArg::Type(TypeRef {
-                    name: n.clone(),
+        // `Tdst ## 4` given `float`: `float4` (CUDA's vector types are named so)
+        TemplateArg::Type(ty) if ty.name.contains(cudalint_syntax::substitute::PASTE) => {
+            let parts: Option<Vec<Name>> = ty
+                .name
+                .split(cudalint_syntax::substitute::PASTE)
+                .map(|part| match params.iter().position(|p| p == part) {
+                    Some(k) => named(k),
+                    None => Some(Name::from(part)),
+                })
+                .collect();
+            match parts {
+                Some(parts) => TemplateArg::Type(TypeRef {
+                    name: parts.concat().into(),
                     ..ty.clone()
                 }),
-                Some(a) if ty.pointer_depth == 0 && !ty.is_const => TemplateArg::Expr(a.clone()),
+                None => t.clone(),
+            }
+        }
+        TemplateArg::Type(ty) => {
+            let k = params.iter().position(|p| *p == ty.name);
+            let given = k.and_then(|k| args.get(k));
+            match (k.and_then(named), given) {
+                (Some(n), _) => TemplateArg::Type(TypeRef {
+                    name: n,
+                    ..ty.clone()
+                }),
+                (None, Some(a)) if ty.pointer_depth == 0 && !ty.is_const => {
+                    TemplateArg::Expr(a.clone())
+                }
                 _ => t.clone(),
             }
         }

@@ -44,7 +44,7 @@ pub fn expand_statement_macro(def: &Define, args: &[Expr]) -> Option<Stmt> {
 
 /// Stands for `##` in a macro's replacement, so that `LD##A` parses as one name, `LDµA`, whose
 /// parts the invocation's arguments replace. Two bytes, as `##` is.
-const PASTE: char = '\u{b5}';
+pub const PASTE: char = '\u{b5}';
 
 /// A macro replacement with each `a ## b` written `aµb` (MAGMA's `#define fetch(A, m, n, bound)
 /// A[min(n*LD##A+m, bound)]`), spaces around the `##` moved after the joined name so that

@@ -31,6 +31,11 @@ const TYPE_WORDS: &[&str] = &[
     "uint64_t", "size_t",
 ];
 
+/// The type keywords a macro's argument keeps as an identifier (see `type_arguments`).
+pub(super) const KEYWORD_ARGUMENTS: &[&str] = &[
+    "double", "float", "int", "char", "short", "long", "unsigned", "bool",
+];
+
 pub(super) fn is_word(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
@@ -1088,6 +1093,17 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             if only_types || (capitals && is_sequence(text)) {
                 let first = a + text.iter().take_while(|c| c.is_ascii_whitespace()).count();
                 edits.push((first, z, Some(b'0')));
+                // one keyword (`short`, `float`) keeps its name, spelled as an identifier
+                // (`_hort`): a launch in the macro instantiates a kernel with it
+                // (`RUN_KERNELS(uchar, short, Border)`, see `type_keyword_argument`)
+                if let [w] = words.as_slice() {
+                    if KEYWORD_ARGUMENTS.contains(&std::str::from_utf8(w).unwrap_or("")) {
+                        edits.push((first, first + 1, Some(b'_')));
+                        for (k, c) in w.iter().enumerate().skip(1) {
+                            edits.push((first + k, first + k + 1, Some(*c)));
+                        }
+                    }
+                }
             }
         }
     }
@@ -1574,7 +1590,7 @@ mod tests {
         let src = "#define INST(T) \\\n    template void f(T* out)\nINST(float);\n";
         let out = rewrite(src);
         assert!(out.contains("template void f(T* out)"), "{out}");
-        assert!(out.contains("INST(0    );"), "{out}");
+        assert!(out.contains("INST(_loat);"), "{out}");
         // of a member function, of a class template's specialization
         // of a member function, of a class template's specialization, or with a macro among
         // its specifiers: blanked whole
@@ -1633,8 +1649,16 @@ mod tests {
     fn type_keywords_given_to_macros() {
         assert_eq!(
             rewrite("  CMP_SWP(K,rg_k0 ,rg_k1 ,int,rg_v0 ,rg_v1 );\n  m = talloc(unsigned int, k*m);\n  if (b) SWP(K, a, int, c);"),
-            "  CMP_SWP(K,rg_k0 ,rg_k1 ,0  ,rg_v0 ,rg_v1 );\n  m = talloc(0           , k*m);\n  if (b) SWP(K, a, 0  , c);"
+            "  CMP_SWP(K,rg_k0 ,rg_k1 ,_nt,rg_v0 ,rg_v1 );\n  m = talloc(0           , k*m);\n  if (b) SWP(K, a, _nt, c);"
         );
+        // (one keyword keeps its name, spelled as an identifier: ppl.cv's
+        // `RUN_KERNELS(uchar, short, Border)` launches `k<uchar, short, Border>`)
+        assert_eq!(crate::preprocess::type_keyword_argument("_nt"), Some("int"));
+        assert_eq!(
+            crate::preprocess::type_keyword_argument("_hort"),
+            Some("short")
+        );
+        assert_eq!(crate::preprocess::type_keyword_argument("_x"), None);
         // declarations and keywords keep their types
         let kept = "void f(int, float*);\nFoo(int);\nx = sizeof(int) + (float)y;\nint g(int a);";
         assert_eq!(rewrite(kept), kept);
@@ -1644,7 +1668,7 @@ mod tests {
         // a macro named in mixed case ends its statement; a constructor goes on to its body
         assert_eq!(
             rewrite("MAKE_opt32(float, ADAM);\nstruct S { No_Params(const P &, int) { } };"),
-            "MAKE_opt32(0    , ADAM);\nstruct S { No_Params(const P &, int) { } };"
+            "MAKE_opt32(_loat, ADAM);\nstruct S { No_Params(const P &, int) { } };"
         );
     }
 

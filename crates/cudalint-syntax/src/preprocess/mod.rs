@@ -15,6 +15,16 @@ use std::collections::{BTreeMap, BTreeSet};
 
 pub use conditional::select_branches;
 
+/// The type keyword a macro's argument was, where preprocessing spelled it as an identifier
+/// (`_hort` for `short`, `_loat` for `float`): the grammar takes no keyword as an argument.
+pub fn type_keyword_argument(name: &str) -> Option<&'static str> {
+    let rest = name.strip_prefix('_')?;
+    grammar_gaps::KEYWORD_ARGUMENTS
+        .iter()
+        .find(|k| k.get(1..) == Some(rest))
+        .copied()
+}
+
 /// The file an `#include` names, from the text after `include`: `"a/b.h"` or `<a/b.h>`. An
 /// angled include is a system header or one of the project's own found through `-I`
 /// (`<cudf/types.hpp>`, `<faiss/gpu/utils/Tensor.cuh>`): which, is decided by where it is
