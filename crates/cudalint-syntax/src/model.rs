@@ -448,6 +448,8 @@ pub struct FieldDef {
     /// `alignas(128) IdxT filter_cnt;`: an alignment above its type's (RAFT's counters, each
     /// on its own 128 bytes).
     pub align: Option<Expr>,
+    /// `TempStorage& temp_storage;` (CUB's agents): the member names an object elsewhere.
+    pub is_reference: bool,
 }
 
 /// The callee of a lambda called where it is written (`[=]() { ... }()`), whose first

@@ -245,6 +245,7 @@ impl Shift for FieldDef {
             array_len,
             inner_dims,
             align,
+            is_reference: _,
         } = self;
         array_len.shift(by);
         inner_dims.shift(by);

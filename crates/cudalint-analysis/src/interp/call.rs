@@ -349,7 +349,12 @@ impl KernelRun<'_> {
             Ok(v) => return v,
             Err(argv) => argv,
         };
-        if let Some(v) = self.temporary_object(name, targs, &argv, span) {
+        // (a reference parameter of its constructor names the object it is given: CUB's
+        // `BlockLoadT(temp_storage).Load(...)`)
+        self.next_refs = functor_refs.clone();
+        let temporary = self.temporary_object(name, targs, &argv, span);
+        self.next_refs.clear();
+        if let Some(v) = temporary {
             return v;
         }
         // `shared.getPointer()`, `acc->add(x)`: a member function of the object's struct
@@ -1817,7 +1822,15 @@ impl KernelRun<'_> {
                 return;
             }
         }
+        // an object in memory given to a reference parameter (CUB's `Agent(TempStorage&
+        // temp_storage, ...)`): the parameter names it, nothing is loaded
+        let (n, held) = (self.accesses.len(), self.in_registers.len());
+        let refs = self.argument_places(&ty.name, args);
+        self.accesses.truncate(n);
+        self.in_registers.truncate(held);
+        self.next_refs = refs;
         self.call_constructor(found, key, argv, span);
+        self.next_refs.clear();
     }
 
     /// [`Self::construct`] with the arguments' values.

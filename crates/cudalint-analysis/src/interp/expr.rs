@@ -75,6 +75,15 @@ impl KernelRun<'_> {
                 self.lookup(name, e.span)
             }
             ExprKind::Field { base, field, arrow } => {
+                // a member of what a reference member names (`temp_storage.total`): there
+                let referenced = matches!(&base.kind, ExprKind::Ident(b) if self.reference_member_place(b).is_some());
+                if referenced {
+                    return match self.place(e) {
+                        Some(p) if p.subarray => Val::Ptr(p.ptr),
+                        Some(p) => self.load(p, e),
+                        None => Val::Unknown(format!("member `{field}`").into()),
+                    };
+                }
                 if is_this(base) {
                     if let Some(v) = self.own_member(field) {
                         return v;
@@ -141,6 +150,9 @@ impl KernelRun<'_> {
                 if op.is_none() {
                     if let Some(v) = self.assign_by_operator(lhs, rhs, e.span) {
                         return v;
+                    }
+                    if self.bind_reference_member(lhs, rhs) {
+                        return Val::Unknown("a reference member bound".into());
                     }
                 }
                 let v = self.rvalue(rhs);

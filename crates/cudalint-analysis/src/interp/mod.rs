@@ -409,6 +409,10 @@ pub struct KernelRun<'p> {
     /// The members of local objects that constructors and member functions have set, by
     /// object key (a map: host code builds thousands of temporaries, each with its members).
     fields: crate::HashMap<usize, Vec<(Rc<str>, Val)>>,
+    /// Reference members of local objects bound to objects in memory (CUB's agents' `_TempStorage
+    /// &temp_storage`, set from the shared storage their constructor is given), by object and
+    /// member: the place each names.
+    reference_members: crate::HashMap<(usize, Rc<str>), Place>,
     type_memo: type_memo::TypeMemo,
     /// File-scope constants already declared, by file and name.
     file_constants: crate::HashMap<usize, crate::HashMap<Box<str>, Val>>,
@@ -587,6 +591,7 @@ impl<'p> KernelRun<'p> {
             objects: Vec::new(),
             loaded_objects: Vec::new(),
             fields: Default::default(),
+            reference_members: Default::default(),
             type_memo: Default::default(),
             file_constants: Default::default(),
             next_this: None,
@@ -963,6 +968,110 @@ impl<'p> KernelRun<'p> {
     }
 
     /// `field = v` or `this->field = v` in a member function or constructor: the object's.
+    /// `this->temp_storage = ts` (a constructor's `temp_storage(ts)`) for a member declared as
+    /// a reference, given an object in global or shared memory: the member names that object,
+    /// whose members are then places, as they are to the compiler.
+    fn bind_reference_member(&mut self, lhs: &Expr, rhs: &Expr) -> bool {
+        let field = match &lhs.kind {
+            ExprKind::Field { base, field, .. } if matches!(&base.kind, ExprKind::Ident(t) if t == "this") => {
+                field
+            }
+            ExprKind::Ident(f) => f,
+            _ => return false,
+        };
+        let Some((key, false, _)) = self.this_member(field) else {
+            return false;
+        };
+        let declared_reference = self
+            .frames
+            .last()
+            .and_then(|f| f.owner.clone())
+            .and_then(|o| self.struct_instance(&o))
+            .and_then(|(def, _)| types::struct_named(&def, self.types()))
+            .and_then(|s| s.fields.iter().find(|f| f.name == *field))
+            .is_some_and(|f| f.is_reference && f.ty.pointer_depth == 0);
+        if !declared_reference {
+            return false;
+        }
+        // `temp_storage(ts.Alias())`: CUB's storage handed out as the type it holds, by a
+        // member function that returns `*this` as a reference to it
+        let rhs = match &rhs.kind {
+            ExprKind::Call { callee, args, .. } if args.is_empty() => {
+                match callee
+                    .rsplit_once('.')
+                    .filter(|(o, m)| call::is_identifier(o) && self.returns_itself(m))
+                {
+                    Some((object, _)) => Expr {
+                        kind: ExprKind::Ident(object.into()),
+                        span: rhs.span,
+                    },
+                    None => rhs.clone(),
+                }
+            }
+            _ => rhs.clone(),
+        };
+        let (n, held) = (self.accesses.len(), self.in_registers.len());
+        let place = self.place(&rhs);
+        self.accesses.truncate(n);
+        self.in_registers.truncate(held);
+        // (the member's type, not the storage's: `_TempStorage`, not `Uninitialized<...>`)
+        let member_ty = self
+            .declared_member_type_of_this(field)
+            .map(|t| self.resolve_type(&t));
+        let place = place.map(|mut p| {
+            if let Some(t) = member_ty.filter(|t| t.pointer_depth == 0) {
+                p.ptr.elem = t.clone();
+                p.ty = t;
+            }
+            p
+        });
+        let Some(place) = place.filter(|p| {
+            !p.subarray
+                && p.ty.pointer_depth == 0
+                && matches!(p.ptr.space, Space::Global | Space::Shared)
+        }) else {
+            return false;
+        };
+        self.reference_members
+            .insert((key, field.as_str().into()), place);
+        true
+    }
+
+    /// Whether a member function of this name (of any struct) takes nothing and returns the
+    /// object itself as a reference, through casts (`T& Alias() { return
+    /// reinterpret_cast<T&>(*this); }`).
+    fn returns_itself(&self, method: &str) -> bool {
+        fn is_self(e: &Expr) -> bool {
+            match &e.kind {
+                ExprKind::Cast { arg, .. } => is_self(arg),
+                ExprKind::Unary {
+                    op: cudalint_syntax::UnOp::Deref,
+                    arg,
+                } => matches!(&arg.kind, ExprKind::Ident(t) if t == "this"),
+                _ => false,
+            }
+        }
+        self.project
+            .device_functions(method, 0, self.file())
+            .iter()
+            .any(|(_, f)| {
+                f.returns_reference
+                    && matches!(f.body.as_deref(), Some([cudalint_syntax::Stmt::Return(Some(e), _)]) if is_self(e))
+            })
+    }
+
+    /// The type the struct the current member function runs on declares member `field` with.
+    fn declared_member_type_of_this(&mut self, field: &str) -> Option<TypeRef> {
+        let owner = self.frames.last()?.owner.clone()?;
+        self.member_of(&owner, field).map(|(_, t, _)| t)
+    }
+
+    /// The place a reference member of the object the current member function runs on names.
+    fn reference_member_place(&self, name: &str) -> Option<Place> {
+        let key = self.frames.last()?.this?;
+        self.reference_members.get(&(key, Rc::from(name))).cloned()
+    }
+
     fn assign_member(&mut self, name: &str, v: Val) -> bool {
         let Some((key, false, _)) = self.this_member(name) else {
             return false;

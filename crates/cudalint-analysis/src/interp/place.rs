@@ -102,6 +102,10 @@ impl KernelRun<'_> {
                 if let Some(p) = self.reference_place(name) {
                     return Some(p);
                 }
+                // a reference member bound to an object in memory (CUB's `temp_storage`)
+                if let Some(p) = self.reference_member_place(name) {
+                    return Some(p);
+                }
                 let (fi, d) = self.global_scalar(name)?;
                 let ty = d.ty.clone();
                 let p = Ptr::global(name, self.resolve_type(&ty), Some((fi, d.span)));

@@ -712,6 +712,40 @@ impl KernelRun<'_> {
     /// The value a scalar, vector or pointer declaration starts with.
     fn initial_value(&mut self, d: &Decl, ty: &TypeRef) -> Val {
         let width = types::vector_width(&ty.name).filter(|_| ty.pointer_depth == 0);
+        // a constructor's arguments: an object in memory named whole (CUB's `Agent a(
+        // temp_storage, in, out)`) is bound to its reference parameter, not loaded
+        if let Some(Expr {
+            kind: ExprKind::Init(args),
+            ..
+        }) = &d.init
+        {
+            let in_memory_object = |me: &mut Self, a: &Expr| match &a.kind {
+                ExprKind::Ident(_) => {
+                    let (k, held) = (me.accesses.len(), me.in_registers.len());
+                    let place = me.place(a);
+                    me.accesses.truncate(k);
+                    me.in_registers.truncate(held);
+                    place.is_some_and(|p| {
+                        !p.subarray
+                            && p.ty.pointer_depth == 0
+                            && matches!(p.ptr.space, Space::Global | Space::Shared)
+                            && me.is_object_type(&p.ty)
+                    })
+                }
+                _ => false,
+            };
+            if ty.pointer_depth == 0
+                && self.has_constructor(ty, args.len())
+                && args.iter().any(|a| in_memory_object(self, a))
+            {
+                for a in args.iter() {
+                    if !in_memory_object(self, a) {
+                        self.rvalue(a);
+                    }
+                }
+                return Val::Unknown("initializer list".into());
+            }
+        }
         match &d.init {
             Some(Expr {
                 kind: ExprKind::Init(args),

@@ -376,6 +376,7 @@ impl<'s> Lowerer<'s> {
                         array_len: None,
                         inner_dims: Vec::new(),
                         align: None,
+                        is_reference: false,
                     });
                     continue;
                 }
@@ -408,6 +409,7 @@ impl<'s> Lowerer<'s> {
                     array_len,
                     inner_dims,
                     align: align.clone(),
+                    is_reference: names_a_reference(d),
                 });
             }
         }

@@ -615,11 +615,18 @@ bool Old();
 #ifndef NDEBUG
 int checked;
 #endif
+#ifdef CUB_IGNORE_DEPRECATED_CPP11
+int quiet;
+#endif
 ";
-        assert_eq!(live(src, &[]), ["int checked;"]);
+        assert_eq!(live(src, &[]), ["int checked;", "int quiet;"]);
         assert_eq!(
             live(src, &["CUTLASS_ENABLE_SYNCLOG"]),
-            ["#define __syncthreads() synclog()", "int checked;"]
+            [
+                "#define __syncthreads() synclog()",
+                "int checked;",
+                "int quiet;"
+            ]
         );
     }
 

@@ -152,7 +152,11 @@ fn other_platform(name: &str) -> bool {
 /// mainloop to global memory, and redefines `__syncthreads`). `NDEBUG` is none of these.
 fn diagnostic_switch(name: &str) -> bool {
     const SWITCHES: &[&str] = &["DEBUG", "DBG", "TRACE", "SYNCLOG", "VERBOSE", "DEPRECATED"];
+    // (one that turns a warning off, CUB's `CUB_IGNORE_DEPRECATED_COMPILER`, a build may
+    // well define)
+    const SILENCING: &[&str] = &["IGNORE", "SUPPRESS", "DISABLE", "NO", "SILENCE"];
     name.split('_').any(|part| SWITCHES.contains(&part))
+        && !name.split('_').any(|part| SILENCING.contains(&part))
 }
 
 /// The execution and memory space specifiers nvcc's own headers define.
