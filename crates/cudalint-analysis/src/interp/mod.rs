@@ -1010,10 +1010,7 @@ impl<'p> KernelRun<'p> {
             }
             _ => rhs.clone(),
         };
-        let (n, held) = (self.accesses.len(), self.in_registers.len());
-        let place = self.place(&rhs);
-        self.accesses.truncate(n);
-        self.in_registers.truncate(held);
+        let place = self.place_unrecorded(&rhs);
         // (the member's type, not the storage's: `_TempStorage`, not `Uninitialized<...>`)
         let member_ty = self
             .declared_member_type_of_this(field)

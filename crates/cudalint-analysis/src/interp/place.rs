@@ -904,6 +904,16 @@ impl KernelRun<'_> {
     }
 
     /// The place a reference parameter of the current function is bound to.
+    /// The place `e` names, worked out without recording any access its subscripts make
+    /// (they were made where the expression is evaluated).
+    pub(super) fn place_unrecorded(&mut self, e: &Expr) -> Option<Place> {
+        let (n, held) = (self.accesses.len(), self.in_registers.len());
+        let place = self.place(e);
+        self.accesses.truncate(n);
+        self.in_registers.truncate(held);
+        place
+    }
+
     pub(super) fn reference_place(&self, name: &str) -> Option<Place> {
         let frame = self.frames.last()?;
         let (_, place) = frame.refs.iter().rev().find(|(n, _)| &**n == name)?;

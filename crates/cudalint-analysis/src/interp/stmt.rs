@@ -594,10 +594,7 @@ impl KernelRun<'_> {
     /// the value its load gives (a pointer member points where the loaded pointer does). The
     /// copy's loads are the declaration's, already made.
     fn copy_members_from_memory(&mut self, key: usize, init: &Expr) {
-        let (n, held) = (self.accesses.len(), self.in_registers.len());
-        let place = self.place(init);
-        self.accesses.truncate(n);
-        self.in_registers.truncate(held);
+        let place = self.place_unrecorded(init);
         let Some(place) =
             place.filter(|p| !p.subarray && matches!(p.ptr.space, Space::Global | Space::Shared))
         else {
@@ -720,18 +717,12 @@ impl KernelRun<'_> {
         }) = &d.init
         {
             let in_memory_object = |me: &mut Self, a: &Expr| match &a.kind {
-                ExprKind::Ident(_) => {
-                    let (k, held) = (me.accesses.len(), me.in_registers.len());
-                    let place = me.place(a);
-                    me.accesses.truncate(k);
-                    me.in_registers.truncate(held);
-                    place.is_some_and(|p| {
-                        !p.subarray
-                            && p.ty.pointer_depth == 0
-                            && matches!(p.ptr.space, Space::Global | Space::Shared)
-                            && me.is_object_type(&p.ty)
-                    })
-                }
+                ExprKind::Ident(_) => me.place_unrecorded(a).is_some_and(|p| {
+                    !p.subarray
+                        && p.ty.pointer_depth == 0
+                        && matches!(p.ptr.space, Space::Global | Space::Shared)
+                        && me.is_object_type(&p.ty)
+                }),
                 _ => false,
             };
             if ty.pointer_depth == 0
