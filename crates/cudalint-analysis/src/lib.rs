@@ -315,6 +315,29 @@ pub fn configurations(
         if let (Some(loc), ShapeSource::Default) = (unresolved, &fallback_source) {
             fallback_source = ShapeSource::Unresolved(loc);
         }
+        // a kernel template no launch instantiates, explicitly instantiated (`template
+        // __global__ void k<short>(const short*, int);`, launched from code not analysed):
+        // each instantiation
+        if unresolved_bindings.is_empty() && unresolved.is_none() {
+            for (_, inst) in project.instantiations_of(&kernel.name) {
+                if inst.template_args.is_empty()
+                    || inst.template_args.len() > kernel.template_params.len()
+                {
+                    continue;
+                }
+                let bindings = interp::Bindings {
+                    template_args: inst.template_args.iter().cloned().map(Some).collect(),
+                    ..Default::default()
+                };
+                let key = format!("{:?}", bindings.template_args);
+                if !unresolved_bindings
+                    .iter()
+                    .any(|b| format!("{:?}", b.template_args) == key)
+                {
+                    unresolved_bindings.push(bindings);
+                }
+            }
+        }
         if unresolved_bindings.is_empty() {
             unresolved_bindings.push(interp::Bindings::default());
         }
