@@ -271,6 +271,9 @@ pub fn rewrite<'a>(src: &'a str, mask: &[bool]) -> Cow<'a, str> {
     if src.contains(',') {
         operator_arguments(b, mask, &mut edits);
     }
+    if src.contains(";)") || src.contains("; )") {
+        statements_as_last_arguments(b, mask, &mut edits);
+    }
     type_arguments(b, mask, &mut edits);
     super::modern_cpp::rewrite(src, b, mask, &mut edits);
     super::declaration_gaps::rewrite(src, b, mask, &mut edits);
@@ -323,6 +326,47 @@ fn operator_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Op
         let declarator = matches!(*w, b"*" | b"&" | b"&&") && c == b'(' && b[close] == b')';
         if !declarator {
             edits.push((op, op + w.len(), Some(b'0')));
+        }
+    }
+}
+
+/// A stream given to a logging macro as its last argument, its `;` inside the parentheses
+/// (icl_core's `LOGGING_INFO_C(Log, Class, "Read " << n << endl;);`): no call's argument ends
+/// in `;`, so the `;` is blanked and the invocation parses as the call it looks like. Only a
+/// stream (`<<`, no launch's `<<<`): statements given to a dispatch macro are made a block
+/// (`modern_cpp`), and a `for` header's `(;;)` is left alone.
+fn statements_as_last_arguments(
+    b: &[u8],
+    mask: &[bool],
+    edits: &mut Vec<(usize, usize, Option<u8>)>,
+) {
+    for (at, &c) in b.iter().enumerate() {
+        if c != b';' || !mask[at] {
+            continue;
+        }
+        let close = skip_ws(b, at + 1);
+        if b.get(close) != Some(&b')') || !mask[close] {
+            continue;
+        }
+        let Some(open) = opening_paren(b, mask, close, b"{}") else {
+            continue;
+        };
+        let mut e = open;
+        while e > 0 && b[e - 1].is_ascii_whitespace() {
+            e -= 1;
+        }
+        let mut s = e;
+        while s > 0 && is_word(b[s - 1]) {
+            s -= 1;
+        }
+        let name = &b[s..e];
+        let called = !name.is_empty() && !matches!(name, b"for" | b"while" | b"if" | b"switch");
+        // (a `for` header's `;` are at its top level too: `(i = 0; i < n;)`)
+        let inside = &b[open + 1..at];
+        let stream = memchr::memmem::find(inside, b"<<").is_some()
+            && memchr::memmem::find(inside, b"<<<").is_none();
+        if called && stream && !inside.contains(&b';') {
+            edits.push((at, at + 1, None));
         }
     }
 }
@@ -1376,6 +1420,16 @@ mod tests {
         let out = super::rewrite(src, &mask).into_owned();
         assert_eq!(out.len(), src.len());
         out
+    }
+
+    #[test]
+    fn a_statement_given_to_a_macro_loses_its_semicolon() {
+        assert_eq!(
+            rewrite("LOG_C(L, C, \"n \" << n << endl;);\nfor (;;) {}\nfor (i = 0; i < n;) {}"),
+            "LOG_C(L, C, \"n \" << n << endl );\nfor (;;) {}\nfor (i = 0; i < n;) {}"
+        );
+        let kept = "DISPATCH(t, \"name\", launch<T>(x);)\nD2(t, k<<<g, b>>>(x);)";
+        assert_eq!(rewrite(kept), kept);
     }
 
     #[test]
