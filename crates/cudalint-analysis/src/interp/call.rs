@@ -96,11 +96,7 @@ impl KernelRun<'_> {
                             ..
                         }
                 ) {
-                    let in_memory = self.place(object).filter(|p| {
-                        !p.subarray
-                            && p.ty.pointer_depth == 0
-                            && matches!(p.ptr.space, Space::Global | Space::Shared)
-                    });
+                    let in_memory = self.place(object).filter(Place::is_object_in_memory);
                     if let (Some(place), true) = (in_memory, !self.frames.is_empty()) {
                         if let Some(frame) = self.frames.last_mut() {
                             frame.refs.push((name.as_str().into(), place));

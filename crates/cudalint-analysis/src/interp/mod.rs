@@ -311,6 +311,16 @@ struct Place {
     assumption: Option<String>,
 }
 
+impl Place {
+    /// A whole object (not a row, not a pointer) in global or shared memory: what a reference
+    /// to it names, member by member.
+    fn is_object_in_memory(&self) -> bool {
+        !self.subarray
+            && self.ty.pointer_depth == 0
+            && matches!(self.ptr.space, Space::Global | Space::Shared)
+    }
+}
+
 /// A template argument, evaluated where it was written (the caller's frame): a value for a
 /// non-type parameter, a type for a type parameter.
 #[derive(Clone, Debug)]
@@ -1022,11 +1032,7 @@ impl<'p> KernelRun<'p> {
             }
             p
         });
-        let Some(place) = place.filter(|p| {
-            !p.subarray
-                && p.ty.pointer_depth == 0
-                && matches!(p.ptr.space, Space::Global | Space::Shared)
-        }) else {
+        let Some(place) = place.filter(Place::is_object_in_memory) else {
             return false;
         };
         self.reference_members

@@ -717,12 +717,9 @@ impl KernelRun<'_> {
         }) = &d.init
         {
             let in_memory_object = |me: &mut Self, a: &Expr| match &a.kind {
-                ExprKind::Ident(_) => me.place_unrecorded(a).is_some_and(|p| {
-                    !p.subarray
-                        && p.ty.pointer_depth == 0
-                        && matches!(p.ptr.space, Space::Global | Space::Shared)
-                        && me.is_object_type(&p.ty)
-                }),
+                ExprKind::Ident(_) => me
+                    .place_unrecorded(a)
+                    .is_some_and(|p| p.is_object_in_memory() && me.is_object_type(&p.ty)),
                 _ => false,
             };
             if ty.pointer_depth == 0

@@ -351,15 +351,7 @@ fn statements_as_last_arguments(
         let Some(open) = opening_paren(b, mask, close, b"{}") else {
             continue;
         };
-        let mut e = open;
-        while e > 0 && b[e - 1].is_ascii_whitespace() {
-            e -= 1;
-        }
-        let mut s = e;
-        while s > 0 && is_word(b[s - 1]) {
-            s -= 1;
-        }
-        let name = &b[s..e];
+        let name = super::modern_cpp::word_before(b, b[..open].trim_ascii_end().len());
         let called = !name.is_empty() && !matches!(name, b"for" | b"while" | b"if" | b"switch");
         // (a `for` header's `;` are at its top level too: `(i = 0; i < n;)`)
         let inside = &b[open + 1..at];

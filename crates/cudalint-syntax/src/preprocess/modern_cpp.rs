@@ -62,7 +62,7 @@ fn before(b: &[u8], mask: &[bool], i: usize) -> Option<usize> {
         .find(|&p| mask[p] && !b[p].is_ascii_whitespace())
 }
 
-fn word_before(b: &[u8], end: usize) -> &[u8] {
+pub(super) fn word_before(b: &[u8], end: usize) -> &[u8] {
     let mut s = end;
     while s > 0 && is_word(b[s - 1]) {
         s -= 1;
