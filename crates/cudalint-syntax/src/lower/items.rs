@@ -390,9 +390,20 @@ impl<'s> Lowerer<'s> {
                 .map(|e| self.expr(e, 0));
             let mut c = f.walk();
             for d in f.children_by_field_id(fid().declarator, &mut c) {
-                // a member function's declaration (`void compute(int n);`) takes no room
-                if d.kind() == "function_declarator"
-                    && d.child_by_field_id(fid().declarator.get())
+                // a member function's declaration (`void compute(int n);`, `const T&
+                // occupancy() const;`, `T* data();`) takes no room
+                let mut f = d;
+                while matches!(f.kind(), "reference_declarator" | "pointer_declarator") {
+                    match f
+                        .child_by_field_id(fid().declarator.get())
+                        .or_else(|| f.named_children(&mut f.walk()).last())
+                    {
+                        Some(inner) => f = inner,
+                        None => break,
+                    }
+                }
+                if f.kind() == "function_declarator"
+                    && f.child_by_field_id(fid().declarator.get())
                         .is_some_and(|n| matches!(n.kind(), "field_identifier" | "identifier"))
                 {
                     continue;
