@@ -87,14 +87,45 @@ fn nested_temporaries() -> String {
     s
 }
 
+/// CUB's segmented radix sort: an enum in a kernel defined through its policy's members of the
+/// same names, the policy a typedef not resolved, and helpers whose template parameters of those
+/// names are not deduced. Each reading evaluated the enum through itself until too deep (CUB's
+/// own `test/link_b.cu` took 4 s).
+fn self_defined_constants() -> String {
+    let mut s = String::from(
+        "template <bool C, typename A, typename B> struct If { typedef A Type; };\n\
+         template <typename Chained, bool ALT>\n\
+         __global__ void seg(const float* in, float* out) {\n  \
+         typedef typename If<ALT, typename Chained::Active::Alt, typename Chained::Active::Seg>::Type P;\n  \
+         enum { BLOCK_THREADS = P::BLOCK_THREADS, ITEMS_PER_THREAD = P::ITEMS_PER_THREAD,\n         \
+         RADIX_BITS = P::RADIX_BITS, TILE = BLOCK_THREADS * ITEMS_PER_THREAD + RADIX_BITS };\n  \
+         for (int i = 0; i < ITEMS_PER_THREAD; ++i) out[threadIdx.x + i * BLOCK_THREADS] = in[threadIdx.x * TILE + i];\n\
+         }\n\
+         template <int BLOCK_THREADS, int ITEMS_PER_THREAD, int RADIX_BITS>\n\
+         __device__ void tile(const float* in, float* out) {\n  \
+         for (int i = 0; i < ITEMS_PER_THREAD; ++i) out[threadIdx.x * RADIX_BITS + i * BLOCK_THREADS] = in[i];\n\
+         }\n\
+         __global__ void k(const float* in, float* out) {\n",
+    );
+    for i in 0..200 {
+        let _ = writeln!(s, "  tile(in + {i}, out);");
+    }
+    s.push_str(
+        "}\nstruct Tuning;\nvoid host(const float* in, float* out) {\n  \
+         seg<Tuning, false><<<1, 128>>>(in, out);\n  k<<<1, 128>>>(in, out);\n}\n",
+    );
+    s
+}
+
 fn main() {
     type Case = (&'static str, fn() -> String);
-    let cases: [Case; 5] = [
+    let cases: [Case; 6] = [
         ("3 MB kernel", big_kernel),
         ("5,000 #if groups", if_groups),
         ("100,000 #defines", defines),
         ("10,000 launches", launches),
         ("24 nested temps", nested_temporaries),
+        ("self-defined enums", self_defined_constants),
     ];
     let settings = Settings::default();
     for (name, make) in cases {

@@ -473,6 +473,9 @@ pub struct KernelRun<'p> {
     eval_depth: usize,
     /// Static members being evaluated, nested.
     static_depth: usize,
+    /// The file-scope declarations being evaluated (by address), nested: one read again while
+    /// its own initialiser is evaluated is a cycle, not a value.
+    file_scope_active: Vec<usize>,
     steps: usize,
     /// Values this thread holds in registers: (space, base, address, bytes, mask) of the
     /// last loads and stores. A load of one is no memory access: nvcc reuses the register.
@@ -592,6 +595,7 @@ impl<'p> KernelRun<'p> {
             macro_depth: 0,
             eval_depth: 0,
             static_depth: 0,
+            file_scope_active: Vec::new(),
             steps: 0,
             in_registers: Vec::new(),
             restrict: Vec::new(),
