@@ -474,6 +474,7 @@ fn analyze_kernel_inner(
         let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
         let mut masks = cost::MaskCache::default();
+        let mut trials = padding::Trials::default();
         // what nvcc issues as one wider access: the first rule to claim an access owns it
         let mut merged: HashMap<usize, widen::Widened> = HashMap::new();
         let merges = widen::vector_merges(&run, &shape, &runtime)
@@ -516,7 +517,7 @@ fn analyze_kernel_inner(
                 &mut masks,
             );
             let padding = if raw.space == Space::Shared && cost.ratio() > 1.0 {
-                padding::prove_padding(raw, &run, &shape, &runtime, &mut masks)
+                padding::prove_padding(raw, &run, &shape, &runtime, &mut masks, &mut trials)
             } else {
                 None
             };

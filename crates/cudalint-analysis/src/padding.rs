@@ -5,6 +5,20 @@
 use crate::interp;
 use crate::{cost, sym, Loc, Padding, Shape};
 use cudalint_syntax::Span;
+use std::collections::HashMap;
+
+/// What the padding trials of one kernel configuration have evaluated, by the access's index
+/// in the run: each access's wavefronts as declared and under each padded shape tried. Every
+/// conflicting access of an array asks about the same accesses under the same paddings (ppl.cv's
+/// filters: 40% of a run went to evaluating them again).
+#[derive(Default)]
+pub(crate) struct Trials {
+    before: HashMap<usize, Option<f64>>,
+    after: HashMap<(usize, Vec<i64>), Option<After>>,
+}
+
+/// An access's cost under a padding: wavefronts, the ideal, and the costliest warp's lanes.
+type After = (f64, f64, Vec<(u8, i64)>);
 
 /// Tries padding the innermost dimension of the shared array by 1..=4 elements and keeps the
 /// smallest padding under which this access is conflict-free and no other access of the same
@@ -15,17 +29,13 @@ pub(crate) fn prove_padding(
     shape: &Shape,
     runtime: &[i64],
     masks: &mut cost::MaskCache,
+    trials: &mut Trials,
 ) -> Option<Padding> {
     let si = raw.shared_index.as_ref()?;
     let decl = raw.decl?;
     if si.dims.len() < 2 {
         return None;
     }
-    let same: Vec<&interp::RawAccess> = run
-        .accesses
-        .iter()
-        .filter(|a| a.decl == Some(decl) && a.shared_index.is_some())
-        .collect();
     // every access of the array must be a direct index, or a padding could break an alias
     let all_direct = run
         .accesses
@@ -35,32 +45,51 @@ pub(crate) fn prove_padding(
     if !all_direct {
         return None;
     }
+    // the access being fixed first: a padding that leaves it conflicting is rejected before
+    // the others are priced
+    let mut same: Vec<(usize, &interp::RawAccess)> = run
+        .accesses
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.decl == Some(decl) && a.shared_index.is_some())
+        .collect();
+    same.sort_by_key(|(_, a)| !std::ptr::eq(*a, raw));
     for pad in 1..=4 {
         let mut dims = si.dims.clone();
         *dims.last_mut()? += pad;
         let mut ok = true;
         let mut after_this = (0.0, Vec::new());
-        for a in &same {
-            let s = a.shared_index.as_ref()?;
-            let addr = padded_addr(s, &dims);
-            let before = cost::evaluate(a, shape, runtime, &run.loops, masks);
-            let after = cost::evaluate_addr(a, &addr, shape, runtime, &run.loops, masks);
-            let (Some(b), Some(w), Some(ideal)) =
-                (before.wavefronts, after.wavefronts, after.ideal_wavefronts)
-            else {
+        for &(i, a) in &same {
+            let before = *trials
+                .before
+                .entry(i)
+                .or_insert_with(|| cost::evaluate(a, shape, runtime, &run.loops, masks).wavefronts);
+            let after = trials.after.entry((i, dims.clone())).or_insert_with(|| {
+                let s = a.shared_index.as_ref()?;
+                let c = cost::evaluate_addr(
+                    a,
+                    &padded_addr(s, &dims),
+                    shape,
+                    runtime,
+                    &run.loops,
+                    masks,
+                );
+                Some((c.wavefronts?, c.ideal_wavefronts?, c.lanes))
+            });
+            let (Some(b), Some((w, ideal, lanes))) = (before, after.as_ref()) else {
                 ok = false;
                 break;
             };
-            if w > b {
+            if *w > b {
                 ok = false;
                 break;
             }
-            if std::ptr::eq(*a, raw) {
+            if std::ptr::eq(a, raw) {
                 if w > ideal {
                     ok = false;
                     break;
                 }
-                after_this = (w, after.lanes);
+                after_this = (*w, lanes.clone());
             }
         }
         if ok {
