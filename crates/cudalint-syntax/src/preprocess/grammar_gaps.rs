@@ -1065,7 +1065,11 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             || after_access
             || b[..p].ends_with(b"else")
             || b[..p].ends_with(b"do");
-        if !(expression_start || (capitals && statement_start)) {
+        // an empty argument (`rtDeclareVariable(int, max_depth, , );`) is a macro's whatever
+        // its name's spelling: no call or parameter list has one
+        if !(expression_start
+            || (statement_start && (capitals || has_empty_argument(b, mask, open))))
+        {
             continue;
         }
         // a class's own name called is its constructor (`EAM(FILE*, char*, int n);`)
@@ -1143,6 +1147,31 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             }
         }
     }
+}
+
+/// Whether the parenthesis at `open` holds an empty argument: a comma with nothing but
+/// whitespace before the next comma or the closing parenthesis.
+fn has_empty_argument(b: &[u8], mask: &[bool], open: usize) -> bool {
+    let Some(close) = matching_close(b, mask, open, (b'(', b')')) else {
+        return false;
+    };
+    let mut depth = 0usize;
+    for k in open + 1..close {
+        if !mask[k] {
+            continue;
+        }
+        match b[k] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b',' if depth == 0 => {
+                if matches!(b.get(skip_ws(b, k + 1)), Some(b',' | b')')) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// A preprocessor sequence given to a macro (OneFlow's `OF_PP_SEQ_PRODUCT_FOR_EACH_TUPLE(INST,
@@ -1715,6 +1744,12 @@ mod tests {
         assert_eq!(
             rewrite("MAKE_opt32(float, ADAM);\nstruct S { No_Params(const P &, int) { } };"),
             "MAKE_opt32(_loat, ADAM);\nstruct S { No_Params(const P &, int) { } };"
+        );
+        // a name in camel case given an empty argument is a macro's too (OptiX's
+        // `rtDeclareVariable(unsigned int, sample, , );` at file scope)
+        assert_eq!(
+            rewrite("rtDeclareVariable(unsigned int, s, , );\nrtDeclareVariable(int, d, , );\ndeclare(int, d);"),
+            "rtDeclareVariable(0           , s    );\nrtDeclareVariable(_nt, d    );\ndeclare(int, d);"
         );
     }
 

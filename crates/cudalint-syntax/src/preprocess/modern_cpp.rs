@@ -207,7 +207,7 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     if src.contains("delete") {
         deleted_functions(b, mask, edits);
     }
-    if src.contains(", )") || src.contains(",)") {
+    if src.contains(", )") || src.contains(",)") || src.contains(", ,") || src.contains(",,") {
         empty_last_arguments(b, mask, edits);
     }
     if src.contains(";)") || src.contains("; )") || src.contains(";\n") {
@@ -284,14 +284,86 @@ fn statement_list_macros(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
 
 /// `ncvAssertCUDAReturn(cudaMalloc(&p, n), );` (PCL's NCV, in a constructor that returns
 /// nothing): a macro given an empty last argument; no call or parameter list ends in a comma,
-/// so the comma is blanked and the invocation parses as the call it looks like.
+/// so the comma is blanked and the invocation parses as the call it looks like. An empty
+/// argument in the middle (`rtDeclareVariable(float3, cam_pos, , );`, OptiX's declarations
+/// at file scope) likewise: no call has one either. Such an invocation is a macro's, so an
+/// argument of two plain words in it (`attribute back_hit_point`, a semantic OptiX reads) is
+/// no parameter declaration: its first word goes, and the invocation parses as a call.
 fn empty_last_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     for (i, &c) in b.iter().enumerate() {
-        if c == b',' && mask[i] && b.get(skip_ws(b, mask, i + 1)) == Some(&b')') {
+        if c != b',' || !mask[i] {
+            continue;
+        }
+        let next = skip_ws(b, mask, i + 1);
+        if matches!(b.get(next), Some(b')' | b',')) {
             edits.push((i, i + 1, None));
+            two_word_arguments(b, mask, i, edits);
         }
     }
 }
+
+/// In the macro invocation whose argument list holds the empty argument after `comma`: each
+/// argument of exactly two plain words loses its first.
+fn two_word_arguments(b: &[u8], mask: &[bool], comma: usize, edits: &mut Vec<Edit>) {
+    // the invocation's `(`: the first unmatched one before the comma, on its line
+    let mut depth = 0usize;
+    let mut open = None;
+    for k in (0..comma).rev() {
+        if !mask[k] {
+            continue;
+        }
+        match b[k] {
+            b')' => depth += 1,
+            b'(' if depth == 0 => {
+                open = Some(k);
+                break;
+            }
+            b'(' => depth -= 1,
+            b'\n' | b';' | b'{' | b'}' => return,
+            _ => {}
+        }
+    }
+    let Some(open) = open else { return };
+    if !before(b, mask, open).is_some_and(|p| is_word(b[p])) {
+        return;
+    }
+    let mut k = open + 1;
+    while k < b.len() && mask[k] && !matches!(b[k], b')' | b'\n' | b';') {
+        let start = skip_ws(b, mask, k);
+        let mut end = start;
+        while end < b.len() && mask[end] && !matches!(b[end], b',' | b')' | b'\n' | b';') {
+            end += 1;
+        }
+        let arg: Vec<&[u8]> = b[start..end]
+            .split(|c| c.is_ascii_whitespace())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let plain = |w: &[u8]| w.iter().all(|c| is_word(*c)) && !w[0].is_ascii_digit();
+        if arg.len() == 2 && arg.iter().all(|w| plain(w)) && !TYPE_WORDS.contains(&arg[0]) {
+            edits.push((start, start + arg[0].len(), None));
+        }
+        if b.get(end) != Some(&b',') {
+            break;
+        }
+        k = end + 1;
+    }
+}
+
+/// Words that begin a type of two words (`unsigned x`, `struct S`): a parameter, not a
+/// macro's argument.
+const TYPE_WORDS: &[&[u8]] = &[
+    b"const",
+    b"unsigned",
+    b"signed",
+    b"struct",
+    b"class",
+    b"enum",
+    b"union",
+    b"volatile",
+    b"long",
+    b"short",
+    b"typename",
+];
 
 /// `template <typename T> T magmablas_get_rmin() = delete;` (MAGMA's sort): the grammar
 /// has `= delete` only in a class body; elsewhere it is blanked, leaving the declaration.
@@ -1595,6 +1667,16 @@ mod tests {
             rewrite("void f() { CHECK(cudaMalloc(&p, n), ); g(a,b); }"),
             "void f() { CHECK(cudaMalloc(&p, n)  ); g(a,b); }"
         );
+        // OptiX's declarations: empty arguments in the middle, a semantic of two words
+        assert_eq!(
+            rewrite(
+                "rtDeclareVariable(float3, p, , );\nrtDeclareVariable(float3, h, attribute h, );"
+            ),
+            "rtDeclareVariable(float3, p    );\nrtDeclareVariable(float3, h,           h  );"
+        );
+        // a parameter of two words is no macro's argument where nothing is empty
+        let kept = "void g(unsigned x, float y); T(int a, S b);";
+        assert_eq!(rewrite(kept), kept);
     }
 
     #[test]
