@@ -1041,6 +1041,24 @@ fn audit_summary_counts_files_kernels_and_classes() {
         "{}",
         out.stdout
     );
+    // the unknown share is of global and shared accesses: a thread's own array is listed but
+    // does not dilute it
+    let dir = scratch("summary-local");
+    std::fs::write(
+        dir.join("t.cu"),
+        "__global__ void k(const float* in, float* out, const int* idx) {\n  float w[4];\n  \
+         for (int i = 0; i < 4; ++i) w[i] = in[threadIdx.x * 4 + i];\n  \
+         out[threadIdx.x] = w[0] + w[1] + w[2] + w[3] + in[undefined_thing];\n}\n\
+         void h(const float* in, float* out) { k<<<1, 128>>>(in, out, 0); }\n",
+    )
+    .unwrap();
+    let out = common::run(&["audit", "--format", "summary", &s(&dir.join("t.cu"))]);
+    assert!(
+        out.stdout
+            .contains("global and shared  3, 1 unknown (33.3%)"),
+        "{}",
+        out.stdout
+    );
 }
 
 #[test]

@@ -62,7 +62,15 @@ fn section(out: &mut String, name: &str, rs: &[&FileReport], top: usize) {
     let mut classes: BTreeMap<&str, usize> = BTreeMap::new();
     let mut unknown: BTreeMap<&str, usize> = BTreeMap::new();
     let accesses: usize = rs.iter().map(|r| r.accesses.len()).sum();
+    // the share of `unknown` that says how much was not seen is of the accesses to global and
+    // shared memory (and those of a space not known); a thread's own arrays and constant
+    // memory, listed but not priced, would dilute it (TNN: 61% of its accesses are local)
+    let (mut memory, mut memory_unknown) = (0usize, 0usize);
     for a in rs.iter().flat_map(|r| &r.accesses) {
+        if matches!(a.space, "global" | "shared" | "unknown") {
+            memory += 1;
+            memory_unknown += (a.class == "unknown") as usize;
+        }
         *classes.entry(a.class).or_default() += 1;
         if a.class == "unknown" {
             *unknown
@@ -99,6 +107,11 @@ fn section(out: &mut String, name: &str, rs: &[&FileReport], top: usize) {
             pct(n, accesses)
         );
     }
+    let _ = writeln!(
+        out,
+        "  global and shared  {memory}, {memory_unknown} unknown ({})",
+        pct(memory_unknown, memory)
+    );
     let list: Vec<String> = findings.iter().map(|(c, n)| format!("{c} {n}")).collect();
     let _ = writeln!(
         out,
