@@ -36,6 +36,10 @@ pub struct Project<'p> {
     /// arguments written in: with their files, in source order, and by kernel.
     macro_launches: Vec<(usize, Launch)>,
     macro_launches_of: HashMap<String, Vec<usize>>,
+    /// Member functions defined outside their struct's body (`__device__ void Own::push(...)
+    /// {...}`, `template <int k> void Fixed<k>::push(...)`), by the function's address: the
+    /// struct each belongs to, where its qualifier names a struct of the program.
+    out_of_class: HashMap<usize, &'p str>,
 }
 
 fn host_calls<'p>(files: &'p [&'p FileModel]) -> HashMap<&'p str, Vec<(usize, usize, &'p Expr)>> {
@@ -60,6 +64,49 @@ fn host_calls<'p>(files: &'p [&'p FileModel]) -> HashMap<&'p str, Vec<(usize, us
 /// A name without its qualifiers (`ns::k` is `k`): how launches and calls are looked up.
 pub fn short(name: &str) -> &str {
     name.rsplit("::").next().unwrap_or(name)
+}
+
+/// See [`Project::owner_of`]: a function named `Q::f` whose qualifier's last component, its
+/// template arguments taken off, is the name of a struct the program defines. (A function of
+/// a namespace defined outside it, `void ns::f()`, names no struct and keeps none.)
+fn out_of_class<'p>(files: &'p [&'p FileModel]) -> HashMap<usize, &'p str> {
+    let mut qualified = Vec::new();
+    for f in files.iter().flat_map(|m| &m.functions) {
+        if f.owner.is_some() {
+            continue;
+        }
+        let Some(q) = f.name.rfind("::").map(|at| &f.name[..at]) else {
+            continue;
+        };
+        // the last component at depth zero: `cukd::Fixed<k>`, `A<ns::T>`
+        let mut depth = 0i32;
+        let mut start = 0;
+        let b = q.as_bytes();
+        for i in 0..b.len() {
+            match b[i] {
+                b'<' => depth += 1,
+                b'>' => depth -= 1,
+                b':' if depth == 0 && i + 1 < b.len() && b[i + 1] == b':' => start = i + 2,
+                _ => {}
+            }
+        }
+        let last = q[start..].split('<').next().unwrap_or("").trim();
+        if !last.is_empty() {
+            qualified.push((f as *const Function as usize, last));
+        }
+    }
+    if qualified.is_empty() {
+        return HashMap::new();
+    }
+    let structs: std::collections::HashSet<&str> = files
+        .iter()
+        .flat_map(|m| &m.structs)
+        .map(|s| s.name.as_str())
+        .collect();
+    qualified
+        .into_iter()
+        .filter_map(|(at, last)| structs.get(last).map(|name| (at, *name)))
+        .collect()
 }
 
 /// Entries of `file` first (the last definition wins there, as the preprocessor's would),
@@ -282,6 +329,7 @@ impl<'p> Project<'p> {
             host_callers: host_calls(files),
             macro_launches: Vec::new(),
             macro_launches_of: HashMap::new(),
+            out_of_class: HashMap::new(),
         };
         for (fi, f) in files.iter().enumerate() {
             for (i, x) in f.functions.iter().enumerate() {
@@ -309,6 +357,7 @@ impl<'p> Project<'p> {
                     .push((fi, i));
             }
         }
+        p.out_of_class = out_of_class(files);
         p.macro_launches = p.launches_through_macros();
         for (i, (_, l)) in p.macro_launches.iter().enumerate() {
             p.macro_launches_of
@@ -317,6 +366,19 @@ impl<'p> Project<'p> {
                 .push(i);
         }
         p
+    }
+
+    /// The struct whose member function `f` is: the one whose body defines it, or the one
+    /// its qualified name names where it is defined outside.
+    pub fn owner_of<'f>(&self, f: &'f Function) -> Option<&'f str>
+    where
+        'p: 'f,
+    {
+        f.owner.as_deref().or_else(|| {
+            self.out_of_class
+                .get(&(f as *const Function as usize))
+                .copied()
+        })
     }
 
     /// The launches that host code makes by invoking a macro whose replacement launches

@@ -1043,7 +1043,8 @@ impl KernelRun<'_> {
             .map(|(def, _)| def);
         // a member function its struct inherits (PCL's `PtrStepSz<T>` calls `ptr` of its
         // base `PtrStep<T>`): the base's, with the base's template arguments
-        let members = || candidates.iter().filter_map(|(_, f)| f.owner.as_deref());
+        let project = self.project;
+        let members = || candidates.iter().filter_map(|(_, f)| project.owner_of(f));
         if owner_base.is_some()
             && members().next().is_some()
             && !members().any(|o| Some(o) == owner_base.as_deref())
@@ -1057,7 +1058,10 @@ impl KernelRun<'_> {
                 owner = Some(base);
             }
         }
-        let of_owner = |f: &Function| f.owner.is_some() && f.owner == owner_base;
+        let of_owner = |f: &Function| {
+            let o = project.owner_of(f);
+            o.is_some() && o == owner_base.as_deref()
+        };
         let candidates: Vec<_> = if candidates.iter().any(|(_, f)| of_owner(f)) {
             candidates
                 .into_iter()
@@ -1066,7 +1070,7 @@ impl KernelRun<'_> {
         } else {
             candidates
                 .into_iter()
-                .filter(|(_, f)| f.owner.is_none())
+                .filter(|(_, f)| project.owner_of(f).is_none())
                 .collect()
         };
         let arg_types = std::mem::take(&mut self.next_arg_types);
@@ -1083,7 +1087,7 @@ impl KernelRun<'_> {
                 format!("call depth over {MAX_CALL_DEPTH} at `{name}`").into(),
             ));
         }
-        let member_of = f.owner.as_ref().and(owner);
+        let member_of = self.project.owner_of(f).and(owner);
         // recursion: nvcc does not inline it, so the body's accesses are one set of
         // instructions, met at the first call; inlined again at every level, a function
         // calling itself three times stood for 3^8 copies of each access (logic-rewrite's
@@ -1368,7 +1372,7 @@ impl KernelRun<'_> {
     ) -> Vec<(Name, TArg)> {
         let mut template = Vec::new();
         let mut own = &f.template_params[..];
-        if let (Some(_), Some(full)) = (&f.owner, member_of) {
+        if let (Some(_), Some(full)) = (self.project.owner_of(f), member_of) {
             let count = self.class_param_count(f);
             let binds = self
                 .struct_instance(full)
@@ -1527,7 +1531,10 @@ impl KernelRun<'_> {
         let name = bound.as_deref().unwrap_or(&ty.name);
         let bare = unqualified(name.split('<').next().unwrap_or(name).trim());
         let named = self.project.device_functions(bare, arity, self.file());
-        if !named.iter().any(|(_, f)| f.owner.is_some()) {
+        if !named
+            .iter()
+            .any(|(_, f)| self.project.owner_of(f).is_some())
+        {
             return false;
         }
         let Some((_, def)) = self.constructed_struct(ty) else {
@@ -1541,7 +1548,7 @@ impl KernelRun<'_> {
         };
         candidates
             .iter()
-            .any(|(_, f)| f.owner.as_deref() == Some(def.as_str()))
+            .any(|(_, f)| self.project.owner_of(f) == Some(def.as_str()))
     }
 
     /// Whether `base[i]` is a call of an `operator[]` the program defines: `base` a local
@@ -1570,7 +1577,7 @@ impl KernelRun<'_> {
         };
         operators
             .iter()
-            .any(|(_, f)| f.owner.as_deref() == Some(def.as_str()))
+            .any(|(_, f)| self.project.owner_of(f) == Some(def.as_str()))
     }
 
     /// `base[i]` through the `operator[]` of the object `base` is: what the operator returns

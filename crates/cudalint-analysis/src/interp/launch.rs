@@ -273,7 +273,7 @@ impl KernelRun<'_> {
             // a launch in a member function sees its class's aliases and constants (qsim's
             // `d_i.xss`, an `idx_type*` that `using idx_type = uint64_t;` of the class makes)
             if let Some(fr) = self.frames.last_mut() {
-                fr.owner = host.owner.clone();
+                fr.owner = self.project.owner_of(host).map(str::to_string);
             }
             self.bind_class_defaults(host);
             // `k<Ktraits>` with `using Ktraits = Traits<kNThreads, kIsEvenLen>` reads those too
@@ -1060,7 +1060,7 @@ impl KernelRun<'_> {
     /// How many of a member function's template parameters are its class's (they come
     /// first).
     pub(super) fn class_param_count(&self, f: &Function) -> usize {
-        f.owner.as_deref().map_or(0, |owner| {
+        self.project.owner_of(f).map_or(0, |owner| {
             self.types()
                 .iter()
                 .find_map(|m| m.structs.iter().find(|s| s.name == owner))
