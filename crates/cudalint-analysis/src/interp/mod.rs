@@ -1507,7 +1507,8 @@ impl<'p> KernelRun<'p> {
     pub(super) fn is_struct_value_type(&self, ty: &TypeRef) -> bool {
         ty.pointer_depth == 0
             && (self.is_struct(&ty.name)
-                || (ty.name.contains('<') && self.struct_instance(&ty.name).is_some()))
+                || (ty.name.contains('<') && self.struct_instance(&ty.name).is_some())
+                || self.std_array_element(&ty.name).is_some())
             && !is_vector_type(&ty.name)
     }
 

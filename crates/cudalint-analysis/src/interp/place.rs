@@ -298,6 +298,15 @@ impl KernelRun<'_> {
             }
         }
         let v = self.rvalue(e);
+        // a `std::array` the kernel is given by value (finufft's `cuda::std::array<int, 3>
+        // binsperobin`): in the parameter space, its elements read as an array member's are
+        if let Val::Aggregate { name, ty } = &v {
+            if let Some(elem) = self.std_array_element(&ty.name) {
+                let mut p = Ptr::global(name, elem, None);
+                p.space = Space::Constant;
+                return Val::Ptr(p);
+            }
+        }
         if let (Val::Int(s), ExprKind::Ident(name)) = (&v, &e.kind) {
             if s.as_const() == Some(0) {
                 if let Some((_, p)) = self.null_at_launch.iter().find(|(n, _)| **n == **name) {
@@ -306,6 +315,26 @@ impl KernelRun<'_> {
             }
         }
         v
+    }
+
+    /// The element type of `std::array<T, N>` or `cuda::std::array<T, N>`, with the frame's
+    /// template arguments put in.
+    pub(super) fn std_array_element(&self, name: &str) -> Option<cudalint_syntax::TypeRef> {
+        let name = name.trim_start_matches("const ").trim_start_matches("::");
+        if !(name.starts_with("std::array<") || name.starts_with("cuda::std::array<")) {
+            return None;
+        }
+        let (_, args) = crate::types::split_template(name);
+        let first = args.first()?.trim();
+        let pointers = first
+            .chars()
+            .rev()
+            .take_while(|c| *c == '*' || c.is_whitespace());
+        let pointer_depth = pointers.filter(|c| *c == '*').count() as u8;
+        let elem = first.trim_end_matches(|c: char| c == '*' || c.is_whitespace());
+        let mut t = cudalint_syntax::TypeRef::named(elem.trim_start_matches("const ").trim());
+        t.pointer_depth = pointer_depth;
+        Some(self.resolve_type(&t))
     }
 
     /// Whether a sum or difference names a parameter the launch passed a null pointer for

@@ -184,6 +184,14 @@ impl<'s> Lowerer<'s> {
                 _ => {}
             }
         }
+        // `cuda::std::array<int, 3> ijk{i, j, k};` in a function: an array of three ints, as
+        // `int ijk[3]` would be (libcu++ and the standard library are not in the run)
+        let std_array = (self.current_fn.is_some() && depth > 0)
+            .then(|| self.std_array(t, n, depth))
+            .flatten();
+        if let Some((elem, _)) = &std_array {
+            base = elem.clone();
+        }
         let mut out = Vec::new();
         let mut c = n.walk();
         let mut declarators: Vec<Node> = n.children_by_field_id(fid().declarator, &mut c).collect();
@@ -221,6 +229,9 @@ impl<'s> Lowerer<'s> {
                     },
                 );
             }
+            if let Some((_, size)) = &std_array {
+                dims.push(size.clone());
+            }
             let mut ty = base.clone();
             ty.pointer_depth += ptr;
             // `dim3 b(TD, TD);` parses as a function declarator when the arguments look like
@@ -256,6 +267,44 @@ impl<'s> Lowerer<'s> {
             });
         }
         out
+    }
+
+    /// `std::array<T, N>` or `cuda::std::array<T, N>` named by type node `t`: the element type
+    /// and the dimension.
+    fn std_array(&mut self, t: Node, decl: Node, depth: usize) -> Option<(TypeRef, Dim)> {
+        let mut q = t;
+        let mut qualifier = String::new();
+        while q.kind() == "qualified_identifier" {
+            if let Some(scope) = q.child_by_field_id(fid().scope.get()) {
+                qualifier.push_str(self.text(scope));
+                qualifier.push_str("::");
+            }
+            q = q.child_by_field_id(fid().name.get())?;
+        }
+        let qualifier = qualifier.trim_start_matches("::");
+        if q.kind() != "template_type" || !matches!(qualifier, "std::" | "cuda::std::") {
+            return None;
+        }
+        let name = q.child_by_field_id(fid().name.get())?;
+        if self.text(name) != "array" {
+            return None;
+        }
+        let args = named_children(q.child_by_field_id(fid().arguments.get())?);
+        let [elem, size] = args.as_slice() else {
+            return None;
+        };
+        if elem.kind() != "type_descriptor" {
+            return None;
+        }
+        let mut elem_ty = self.type_of(*elem, Some(decl));
+        elem_ty.is_const |= self.type_of(t, Some(decl)).is_const;
+        Some((
+            elem_ty,
+            Dim {
+                size: Some(self.expr(*size, depth + 1)),
+                span: span(*size),
+            },
+        ))
     }
 
     /// `auto [n_loop, c_loop] = sched.get_nc();`: the value once, in a variable of its own,
