@@ -82,15 +82,13 @@ fn level(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Level {
                 makefiles.push_str(&t);
                 makefiles.push('\n');
             }
-            text.push_str(&t);
-            text.push('\n');
+            push_code(&mut text, &t);
         }
     }
     if has_cmake_lists {
         for f in cmake_modules(dir) {
             if let Ok(bytes) = std::fs::read(&f) {
-                text.push_str(&String::from_utf8_lossy(&bytes));
-                text.push('\n');
+                push_code(&mut text, &String::from_utf8_lossy(&bytes));
             }
         }
     }
@@ -101,6 +99,16 @@ fn level(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Level {
     ));
     seen.insert(dir.to_path_buf(), l.clone());
     l
+}
+
+/// A build file's lines without their comments (CMake's and make's run from `#` to the end of
+/// the line): cudaKDTree's `# SPATIAL k-d tree, with planes at arbitrary locations` names no
+/// macro a build defines, and `#if SPATIAL` takes the `#else` a build takes.
+fn push_code(text: &mut String, file: &str) {
+    for line in file.lines() {
+        text.push_str(line.split('#').next().unwrap_or(""));
+        text.push('\n');
+    }
 }
 
 /// The CMake modules a project keeps beside its CMakeLists.txt (`cmake/cuda.cmake`, which
@@ -353,7 +361,11 @@ mod tests {
         let src = root.join("src").join("kernels");
         std::fs::create_dir_all(&src).unwrap();
         std::fs::create_dir_all(root.join("cmake").join("third_party")).unwrap();
-        std::fs::write(root.join("CMakeLists.txt"), "include(cuda)\n").unwrap();
+        std::fs::write(
+            root.join("CMakeLists.txt"),
+            "include(cuda)\n# SPATIAL k-d tree, with planes\nset(X 1) # USE_TILES too\n",
+        )
+        .unwrap();
         std::fs::write(
             root.join("cmake/cuda.cmake"),
             "add_definitions(-DWITH_CUDA)\n",
@@ -372,5 +384,8 @@ mod tests {
         assert!(b.mentions("WITH_CUDA"));
         assert!(b.mentions("USE_NCCL"));
         assert!(!b.mentions("STRAY"));
+        // what a comment says names no macro of the build
+        assert!(!b.mentions("SPATIAL"));
+        assert!(!b.mentions("USE_TILES"));
     }
 }
