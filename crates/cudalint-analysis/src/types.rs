@@ -371,6 +371,9 @@ pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<Cow<'a, Typ
     if let Some(stripped) = qualifier_trait(name) {
         return Some(Cow::Owned(TypeRef::named(&stripped)));
     }
+    if let Some(chosen) = conditional_trait(name, files) {
+        return Some(Cow::Owned(TypeRef::named(&chosen)));
+    }
     let key = cudalint_syntax::TypeKey::new(name);
     files
         .iter()
@@ -381,6 +384,91 @@ pub fn typedef_of<'a>(name: &str, files: &[&'a FileModel]) -> Option<Cow<'a, Typ
         })
         .map(Cow::Borrowed)
         .or_else(|| member_typedef(name, files).map(Cow::Owned))
+        .or_else(|| alias_instance(name, files).map(Cow::Owned))
+}
+
+/// `cuda_complex<float>` where `template <typename T> using cuda_complex = ...;`: the alias
+/// with its parameters replaced by the arguments.
+fn alias_instance(name: &str, files: &[&FileModel]) -> Option<TypeRef> {
+    if !name.contains('<') {
+        return None;
+    }
+    let (base, args) = split_template(name);
+    let alias = files
+        .iter()
+        .flat_map(|f| &f.typedefs)
+        .find(|t| t.name == base && t.params.len() == args.len() && !args.is_empty())?;
+    let mut ty = alias.ty.clone();
+    let mut text = ty.name.to_string();
+    for (p, a) in alias.params.iter().zip(&args) {
+        text = replace_word(&text, p, a.trim());
+    }
+    ty.name = text.as_str().into();
+    Some(ty)
+}
+
+/// `text` with each whole-word `word` replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (i, _) in text.match_indices(word) {
+        let before = text[..i].chars().last();
+        let after = text[i + word.len()..].chars().next();
+        if before.is_some_and(ident) || after.is_some_and(ident) {
+            continue;
+        }
+        out.push_str(&text[last..i]);
+        out.push_str(with);
+        last = i + word.len();
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
+/// `typename std::conditional<std::is_same<float, float>::value, A, B>::type`: `A` or `B`,
+/// where the condition is a comparison of two types (`std::is_same`, `std::is_same_v`, perhaps
+/// negated) or a literal.
+fn conditional_trait(name: &str, files: &[&FileModel]) -> Option<String> {
+    let bare = name.trim().trim_start_matches("typename ").trim();
+    let bare = bare.strip_prefix("std::").unwrap_or(bare);
+    let inner = bare.strip_prefix("conditional<")?.strip_suffix(">::type")?;
+    let (_, args) = split_template(&format!("conditional<{inner}>"));
+    let [cond, then, els] = args.as_slice() else {
+        return None;
+    };
+    let cond = cond.trim();
+    let (negated, cond) = match cond.strip_prefix('!') {
+        Some(c) => (true, c.trim()),
+        None => (false, cond),
+    };
+    let holds = match cond {
+        "true" => true,
+        "false" => false,
+        _ => {
+            let c = cond.strip_prefix("std::").unwrap_or(cond);
+            let pair = c
+                .strip_prefix("is_same_v<")
+                .and_then(|r| r.strip_suffix('>'))
+                .or_else(|| {
+                    c.strip_prefix("is_same<")
+                        .and_then(|r| r.strip_suffix(">::value"))
+                })?;
+            let (_, types) = split_template(&format!("is_same<{pair}>"));
+            let [a, b] = types.as_slice() else {
+                return None;
+            };
+            let resolve = |t: &str| follow_typedefs(t.trim(), |n| typedef_of(n, files));
+            let (a, b) = (resolve(a), resolve(b));
+            // a parameter not put in (`T`) decides nothing
+            let known = |t: &str| builtin(t).is_some() || is_struct(t, files);
+            if !known(&a) || !known(&b) {
+                return None;
+            }
+            a == b
+        }
+    };
+    Some(if holds != negated { then } else { els }.trim().to_string())
 }
 
 /// A type a struct declares in its body, named from outside: `IndPrecisionMap<AMGX_indInt>::Type`

@@ -553,6 +553,10 @@ pub struct Instantiation {
 pub struct Typedef {
     pub name: Name,
     pub ty: TypeRef,
+    /// An alias template's parameters (`template <typename T> using cuda_complex =
+    /// typename std::conditional<...T...>::type;`): `ty` names them, and `cuda_complex<float>`
+    /// is `ty` with `float` put in for `T`.
+    pub params: Vec<Name>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

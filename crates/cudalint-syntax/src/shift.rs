@@ -275,7 +275,11 @@ impl Shift for StructDef {
 
 impl Shift for Typedef {
     fn shift(&mut self, _by: i64) {
-        let Typedef { name: _, ty: _ } = self;
+        let Typedef {
+            name: _,
+            ty: _,
+            params: _,
+        } = self;
     }
 }
 

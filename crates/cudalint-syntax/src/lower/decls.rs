@@ -447,6 +447,7 @@ impl<'s> Lowerer<'s> {
             self.model.typedefs.push(crate::model::Typedef {
                 name: self.text(name).into(),
                 ty,
+                params: Vec::new(),
             });
         }
         let scope = match (scoped, n.child_by_field_id(fid().name.get())) {

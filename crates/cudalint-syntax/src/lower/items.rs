@@ -24,6 +24,19 @@ impl<'s> Lowerer<'s> {
                     }
                 }
                 "template_declaration" => self.template_decl(child),
+                // an alias template: a typedef whose parameters a use fills in
+                "alias_declaration" => {
+                    let before = self.model.typedefs.len();
+                    self.alias(child);
+                    if let Some(t) = self
+                        .model
+                        .typedefs
+                        .get_mut(before..)
+                        .and_then(|t| t.last_mut())
+                    {
+                        t.params = params.iter().map(|p| p.name.clone()).collect();
+                    }
+                }
                 _ => {}
             }
         }
@@ -194,6 +207,7 @@ impl<'s> Lowerer<'s> {
         self.model.typedefs.push(Typedef {
             name: name.into(),
             ty,
+            params: Vec::new(),
         });
     }
 
@@ -236,6 +250,7 @@ impl<'s> Lowerer<'s> {
                 self.model.typedefs.push(Typedef {
                     name: name.into(),
                     ty,
+                    params: Vec::new(),
                 });
             }
         }
@@ -429,6 +444,7 @@ impl<'s> Lowerer<'s> {
                 self.model.typedefs.push(Typedef {
                     name: alias.into(),
                     ty: TypeRef::named(&name),
+                    params: Vec::new(),
                 });
             }
         }
