@@ -2,6 +2,7 @@
 //! evaluates whole warps, and prices each access in the hardware's units.
 
 pub mod cost;
+mod divisors;
 pub mod impact;
 pub mod interp;
 pub mod lanes;
@@ -471,7 +472,8 @@ fn analyze_kernel_inner(
         if let Some(d) = deadline.filter(|_| run.out_of_time) {
             return d.skipped(kernel_loc, &kernel.name);
         }
-        let runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
+        let mut runtime: Vec<i64> = run.runtime.iter().map(|r| r.value).collect();
+        let ones = divisors::avoid_zero_divisors(&run.accesses, &shape, &mut runtime);
         let mut seen: HashMap<(Loc, AccessOp), usize> = HashMap::new();
         let mut masks = cost::MaskCache::default();
         let mut trials = padding::Trials::default();
@@ -498,12 +500,17 @@ fn analyze_kernel_inner(
             };
             let cost = cost::evaluate(raw, &shape, &runtime, &run.loops, &mut masks);
             let mut names = Vec::new();
+            let mut one_for = Vec::new();
             raw.addr.visit_vars(&mut |v| {
                 if let sym::Var::Runtime(i) = v {
                     if let Some(r) = run.runtime.get(i as usize) {
                         if !names.iter().any(|(n, _): &(String, i64)| *n == r.name) {
-                            names.push((r.name.clone(), r.value));
+                            let value = runtime.get(i as usize).copied().unwrap_or(r.value);
+                            names.push((r.name.clone(), value));
                         }
+                    }
+                    if ones.contains(&(i as usize)) {
+                        one_for.push(i as usize);
                     }
                 }
             });
@@ -536,7 +543,19 @@ fn analyze_kernel_inner(
                 cost,
                 shape: shape.clone(),
                 runtime: names,
-                assumptions: raw.assumptions.clone(),
+                assumptions: {
+                    let mut a = raw.assumptions.clone();
+                    one_for.dedup();
+                    for i in one_for {
+                        if let Some(r) = run.runtime.get(i) {
+                            a.push(format!(
+                                "`{}` taken as 1, not {}: the larger value makes a divisor zero",
+                                r.name, r.value
+                            ));
+                        }
+                    }
+                    a
+                },
                 padding,
                 inlined_at: raw.inlined_at.clone(),
                 piece: raw.piece,

@@ -161,8 +161,10 @@ pub(crate) fn runtime_notes(a: &Access) -> Vec<String> {
     a.runtime
         .iter()
         .map(|(n, v)| {
+            // (1 where the large default would make a divisor zero: the access says so)
+            let large = if *v == 1 { "" } else { " (large)" };
             format!(
-                "`{n}` is a runtime value: assumed {v} (large); configure the real value to refine"
+                "`{n}` is a runtime value: assumed {v}{large}; configure the real value to refine"
             )
         })
         .collect()
