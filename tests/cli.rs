@@ -1293,6 +1293,40 @@ fn a_constant_defined_through_itself_is_unknown_at_once() {
 }
 
 #[test]
+fn a_member_template_defined_outside_its_class_template_binds_its_own_arguments() {
+    // warp-ctc's `template <typename ProbT> template <int NT, int VT> ctcStatus_t
+    // GpuCTC<ProbT>::launch_alpha_beta_kernels(...)`: the class's parameter comes first, then
+    // the function's own. With only NT and VT listed, NT was taken for ProbT, VT was left a
+    // run-time value (1024) and the block 256: a 32-way conflict in a program whose VT is 1
+    // to 10.
+    let dir = scratch("nested-template-heads");
+    std::fs::write(
+        dir.join("t.cu"),
+        "template <int VT> __global__ void k(const float* in, float* out) {\n  \
+         out[threadIdx.x] = in[threadIdx.x * VT];\n}\n\
+         template <typename T> struct Runner {\n  \
+         template <int NT, int VT> void launch(const float* in, float* out);\n  \
+         void run(const float* in, float* out);\n};\n\
+         template <typename T> template <int NT, int VT>\n\
+         void Runner<T>::launch(const float* in, float* out) { k<VT><<<1, NT>>>(in, out); }\n\
+         template <typename T>\n\
+         void Runner<T>::run(const float* in, float* out) { launch<128, 2>(in, out); }\n\
+         void go(const float* in, float* out) { Runner<float> r; r.run(in, out); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let load = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["op"] == "load")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(load["block"], serde_json::json!([128, 1, 1]), "{out}");
+    assert_eq!(load["sectors_per_request"], 8.0, "{out}");
+}
+
+#[test]
 fn a_file_past_the_time_budget_is_reported_not_analysed_and_the_run_goes_on() {
     let dir = scratch("budget");
     // a generated kernel of 40,000 statements takes about two seconds to analyse

@@ -10,7 +10,15 @@ use tree_sitter::Node;
 
 impl<'s> Lowerer<'s> {
     pub(super) fn template_decl(&mut self, n: Node) {
-        let params = self.template_params(n);
+        self.nested_template_decl(n, &[]);
+    }
+
+    /// `template <typename ProbT> template <int NT, int VT> ctcStatus_t
+    /// GpuCTC<ProbT>::launch<NT, VT>(...)`: a member template defined outside its class takes
+    /// the class's parameters first, then its own, as one defined in the class body does.
+    fn nested_template_decl(&mut self, n: Node, outer: &[TemplateParam]) {
+        let mut params = outer.to_vec();
+        params.extend(self.template_params(n));
         for child in named_children(n) {
             match child.kind() {
                 "function_definition" => self.function(child, &params),
@@ -23,7 +31,7 @@ impl<'s> Lowerer<'s> {
                         s.template_params = params.iter().map(|p| p.name.clone()).collect();
                     }
                 }
-                "template_declaration" => self.template_decl(child),
+                "template_declaration" => self.nested_template_decl(child, &params),
                 // an alias template: a typedef whose parameters a use fills in
                 "alias_declaration" => {
                     let before = self.model.typedefs.len();
