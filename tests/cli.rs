@@ -215,6 +215,18 @@ fn a_launch_with_a_runtime_block_is_named_and_headers_lend_their_names() {
 }
 
 /// Findings of `audit --format json` as (file name, line, kernel, op).
+/// The first access of an audit's JSON `pred` holds for (null where there is none).
+fn access_where(
+    out: &serde_json::Value,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    out["accesses"]
+        .as_array()
+        .and_then(|all| all.iter().find(|a| pred(a)))
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn audited(args: &[&str]) -> (serde_json::Value, Vec<(String, u64, String, String)>) {
     let mut all = vec!["audit", "--format", "json"];
     all.extend_from_slice(args);
@@ -1227,13 +1239,7 @@ fn math_constants_without_their_header_are_floating_point_numbers() {
     )
     .unwrap();
     let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
-    let store = out["accesses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["text"] == "out[b]" && a["op"] == "store")
-        .cloned()
-        .unwrap_or_default();
+    let store = access_where(&out, |a| a["text"] == "out[b]" && a["op"] == "store");
     assert_eq!(store["class"], "data-dependent", "{out}");
     assert!(!out.to_string().contains("`M_PI` is not defined"), "{out}");
 }
@@ -1315,13 +1321,7 @@ fn a_member_template_defined_outside_its_class_template_binds_its_own_arguments(
     )
     .unwrap();
     let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
-    let load = out["accesses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["op"] == "load")
-        .cloned()
-        .unwrap_or_default();
+    let load = access_where(&out, |a| a["op"] == "load");
     assert_eq!(load["block"], serde_json::json!([128, 1, 1]), "{out}");
     assert_eq!(load["sectors_per_request"], 8.0, "{out}");
 }
@@ -2096,13 +2096,7 @@ fn a_specialized_struct_for_an_unbound_type_parameter_is_the_float_one() {
     )
     .unwrap();
     let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
-    let store = out["accesses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|a| a["text"] == "buf[threadIdx.x * 2]")
-        .cloned()
-        .unwrap_or_default();
+    let store = access_where(&out, |a| a["text"] == "buf[threadIdx.x * 2]");
     assert_eq!(store["space"], "shared", "{out}");
     // floats 8 bytes apart: two lanes per bank, 2 wavefronts where 1 would do
     assert_eq!(store["wavefronts_per_request"], 2.0, "{out}");
@@ -2165,15 +2159,7 @@ fn library_loop_macros_used_without_their_header_are_loops() {
     )
     .unwrap();
     let out = common::json(&["audit", "--format", "json", &s(&dir)]);
-    let find = |text: &str| {
-        out["accesses"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|a| a["text"] == text)
-            .cloned()
-            .unwrap_or_default()
-    };
+    let find = |text: &str| access_where(&out, |a| a["text"] == text);
     assert_eq!(find("permute[i]")["class"], "coalesced", "{out}");
     assert_eq!(find("out[2 * j]")["sectors_per_request"], 8.0, "{out}");
     assert_eq!(find("out[i]")["sectors_per_request"], 16.0, "{out}");
