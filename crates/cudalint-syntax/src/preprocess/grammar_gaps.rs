@@ -1065,11 +1065,10 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             || after_access
             || b[..p].ends_with(b"else")
             || b[..p].ends_with(b"do");
-        // an empty argument (`rtDeclareVariable(int, max_depth, , );`) is a macro's whatever
-        // its name's spelling: no call or parameter list has one
-        if !(expression_start
-            || (statement_start && (capitals || has_empty_argument(b, mask, open))))
-        {
+        // a name in other spellings at a statement's start is a macro's only where an argument
+        // is empty (`rtDeclareVariable(int, max_depth, , );`): no call or parameter list has one
+        let macro_like = expression_start || (capitals && statement_start);
+        if !macro_like && !statement_start {
             continue;
         }
         // a class's own name called is its constructor (`EAM(FILE*, char*, int n);`)
@@ -1110,6 +1109,11 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
         let Some(close) = close else {
             continue;
         };
+        let empty_argument =
+            args.len() > 1 && args.iter().any(|&(a, z)| b[a..z].trim_ascii().is_empty());
+        if !macro_like && !empty_argument {
+            continue;
+        }
         if mixed && b.get(skip_ws(b, close + 1)) != Some(&b';') {
             continue;
         }
@@ -1147,31 +1151,6 @@ fn type_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<(usize, usize, Option
             }
         }
     }
-}
-
-/// Whether the parenthesis at `open` holds an empty argument: a comma with nothing but
-/// whitespace before the next comma or the closing parenthesis.
-fn has_empty_argument(b: &[u8], mask: &[bool], open: usize) -> bool {
-    let Some(close) = matching_close(b, mask, open, (b'(', b')')) else {
-        return false;
-    };
-    let mut depth = 0usize;
-    for k in open + 1..close {
-        if !mask[k] {
-            continue;
-        }
-        match b[k] {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b',' if depth == 0 => {
-                if matches!(b.get(skip_ws(b, k + 1)), Some(b',' | b')')) {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
 }
 
 /// A preprocessor sequence given to a macro (OneFlow's `OF_PP_SEQ_PRODUCT_FOR_EACH_TUPLE(INST,
