@@ -394,10 +394,17 @@ fn alias_instance(name: &str, files: &[&FileModel]) -> Option<TypeRef> {
         return None;
     }
     let (base, args) = split_template(name);
+    if args.is_empty() {
+        return None;
+    }
+    // (most names asked about here are struct instances: the index says which files have a
+    // typedef of that name at all before any is walked)
+    let key = cudalint_syntax::TypeKey::new(base);
     let alias = files
         .iter()
+        .filter(|f| f.type_named(&key).0.is_some())
         .flat_map(|f| &f.typedefs)
-        .find(|t| t.name == base && t.params.len() == args.len() && !args.is_empty())?;
+        .find(|t| t.name == base && t.params.len() == args.len())?;
     let mut ty = alias.ty.clone();
     let mut text = ty.name.to_string();
     for (p, a) in alias.params.iter().zip(&args) {
