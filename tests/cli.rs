@@ -2232,3 +2232,98 @@ fn an_assertion_macro_defined_as_nothing_reads_nothing() {
         "{out}"
     );
 }
+
+#[test]
+fn a_loop_condition_on_loaded_data_reads_once_more_than_its_body_runs() {
+    // rainflow counting's `while (pidx >= 2 && h[p[pidx]] > h[p[pidx - 1]])`: the condition's
+    // loads run on every entry and every iteration, the body's only on iterations (measured in
+    // fixtures/loop_state_branches.cu on an H200: 5.3 condition loads an entry, 1.75 bodies)
+    let out = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "--no-cache",
+        "fixtures/loop_state_branches.cu",
+    ]);
+    let cond = access_where(&out, |a| a["text"] == "history[points[pidx]]");
+    let body = access_where(&out, |a| a["line"] == 13 && a["op"] == "store");
+    let runs = |a: &serde_json::Value| a["impact"]["executions_per_warp"].as_f64().unwrap();
+    assert_eq!(runs(&cond), runs(&body) + 64.0, "{cond}\n{body}");
+    assert!(
+        cond["impact"]["assumptions"]
+            .to_string()
+            .contains("read by the loop's condition"),
+        "{cond}"
+    );
+    // a loop that counts to a bound leaves on its count: nothing more is read
+    let dir = scratch("counted-condition");
+    std::fs::write(
+        dir.join("t.cu"),
+        "__global__ void k(const float* in, float* out) {\n  int t = threadIdx.x;\n  \
+         for (int i = 0; i < 4 && in[i * 32 + t] > 0.f; i++) out[i * 32 + t] = 1.f;\n}\n\
+         int main() { k<<<1, 32>>>(0, 0); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let load = access_where(&out, |a| a["op"] == "load");
+    assert_eq!(load["impact"]["executions_per_warp"], 4.0, "{out}");
+    assert!(
+        load["impact"]["assumptions"]
+            .to_string()
+            .contains("runs at most 4 times"),
+        "{load}"
+    );
+}
+
+#[test]
+fn shared_excess_is_counted_over_nsight_computes_ideal() {
+    // two doubles for the warp in one bank: 2 wavefronts where 1 would do, which the finding
+    // names; ncu's ideal for a warp of 8-byte loads is 2 wavefronts, and its excessive
+    // wavefronts, which the impact predicts, are 0 (fixtures/wide_shared.cu on an H200)
+    let out = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "--no-cache",
+        "fixtures/wide_shared.cu",
+    ]);
+    let pair = access_where(&out, |a| a["line"] == 21);
+    assert_eq!(pair["wavefronts_per_request"], 2.0, "{pair}");
+    assert_eq!(pair["ideal_wavefronts_per_request"], 1.0, "{pair}");
+    assert_eq!(pair["impact"]["excess_per_request"], 0.0, "{pair}");
+    // stride-2 doubles: 4 wavefronts where ncu's ideal is 2
+    let strided = access_where(&out, |a| a["line"] == 30);
+    assert_eq!(strided["impact"]["excess_per_request"], 2.0, "{strided}");
+}
+
+#[test]
+fn a_wrappers_dim3_parameters_take_the_shape_its_callers_pass() {
+    // Kaldi's `cudaF_comp_obj_deriv(dim3 Gr, dim3 Bl, ...)` launching `k<<<Gr, Bl>>>`, called
+    // with `dim3(n / 256), dim3(256)`: 4,096 blocks of 256, not a shape assumed per block
+    let out = common::json(&[
+        "audit",
+        "--format",
+        "json",
+        "--no-cache",
+        "fixtures/loaded_structs.cu",
+    ]);
+    let a = access_where(&out, |a| a["kernel"] == "comp_obj_deriv");
+    assert_eq!(a["block"], serde_json::json!([256, 1, 1]), "{a}");
+    assert_eq!(a["impact"]["blocks"], 4096, "{a}");
+    // callers that disagree leave it unknown
+    let dir = scratch("dim3-wrapper");
+    std::fs::write(
+        dir.join("t.cu"),
+        "__global__ void k(float* x) { x[threadIdx.x * 2] = 0; }\n\
+         void w(dim3 g, dim3 b, float* x) { k<<<g, b>>>(x); }\n\
+         void a(float* x) { w(dim3(8), dim3(128), x); }\n\
+         void c(float* x) { w(dim3(8), dim3(64), x); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let a = &out["accesses"][0];
+    assert!(
+        a["block_source"].as_str().unwrap().contains("run time"),
+        "{a}"
+    );
+}

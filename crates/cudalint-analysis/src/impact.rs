@@ -34,6 +34,8 @@ pub struct LoopCount {
     pub at: Loc,
     pub count: f64,
     pub source: TripSource,
+    /// The count is the most the loop runs: its condition reads more than the count.
+    pub at_most: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +47,9 @@ pub struct Impact {
     pub warps_per_block: f64,
     /// Enclosing loops, outermost first, with their counts.
     pub loops: Vec<LoopCount>,
+    /// Read by the condition of the innermost loop, one whose trip count the run decides:
+    /// once more an entry than the body runs, the last read deciding to leave.
+    pub in_condition: bool,
     /// Loop iterations one instruction covers (a vector access of an unrolled loop).
     pub per_instruction: i64,
     /// Times a compare-and-swap loop runs per warp: as many as the most lanes that meet in
@@ -61,7 +66,13 @@ pub struct Impact {
 impl Impact {
     /// How many times one warp executes the access.
     pub fn executions_per_warp(&self) -> f64 {
-        let n: f64 = self.loops.iter().map(|l| l.count).product();
+        let last = self.loops.len().wrapping_sub(1);
+        let n: f64 = self
+            .loops
+            .iter()
+            .enumerate()
+            .map(|(i, l)| l.count + f64::from(u8::from(self.in_condition && i == last)))
+            .product();
         n / self.per_instruction.max(1) as f64 * self.rounds
     }
 
@@ -91,6 +102,16 @@ impl Impact {
     }
 }
 
+/// The wavefronts Nsight Compute takes as ideal for a shared request: the bytes its active
+/// lanes move, 128 a wavefront, whatever they share. Its excessive wavefronts are counted
+/// above that, so a broadcast of two doubles that meet in one bank (2 wavefronts where 1
+/// would do) is no excess to it: cudalint's estimate is the same quantity, predicted, while
+/// the finding still names the conflict (`fixtures/wide_shared.cu`, on an H200).
+fn ncu_ideal(c: &Cost, bytes: i64) -> f64 {
+    let moved = c.lanes.len() as i64 * bytes.max(1);
+    ((moved + 127) / 128).max(1) as f64
+}
+
 /// The impact of an access priced at `cost`; `None` where the cost has no figures.
 pub fn estimate(
     a: &RawAccess,
@@ -102,6 +123,7 @@ pub fn estimate(
     masks: &mut MaskCache,
 ) -> Option<Impact> {
     let excess_per_request = match a.space {
+        Space::Shared if !a.cas => c.wavefronts? - c.ideal_wavefronts?.max(ncu_ideal(c, a.bytes)),
         Space::Shared => c.wavefronts? - c.ideal_wavefronts?,
         _ => c.sectors? - c.ideal_sectors?,
     }
@@ -126,6 +148,12 @@ pub fn estimate(
     Some(Impact {
         excess_per_request,
         warps_per_block,
+        // (a loop the run decides leaves when its condition reads so; one that counts to a
+        // bound leaves on the count, and `i < n && a[i] > 0` reads nothing then)
+        in_condition: a.in_condition
+            && counts
+                .last()
+                .is_some_and(|l| l.source == TripSource::Unknown),
         loops: counts,
         per_instruction: a.iter_step.max(1),
         rounds: if a.cas {
@@ -269,12 +297,14 @@ fn loop_count(l: &LoopInfo, shape: &Shape, runtime: &[RuntimeVar], values: &[i64
             at: l.at,
             count: t as f64,
             source: TripSource::Constant,
+            at_most: l.at_most,
         };
     }
     let unknown = LoopCount {
         at: l.at,
         count: UNKNOWN_TRIP,
         source: TripSource::Unknown,
+        at_most: false,
     };
     let Some(b) = &l.bounds else {
         return unknown;
@@ -313,6 +343,7 @@ fn loop_count(l: &LoopInfo, shape: &Shape, runtime: &[RuntimeVar], values: &[i64
         } else {
             TripSource::Assumed(named)
         },
+        at_most: l.at_most,
     }
 }
 

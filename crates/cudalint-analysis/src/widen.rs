@@ -305,7 +305,13 @@ pub(crate) fn unrolled_shared_loads(
             continue;
         }
         let Some(&id) = a.loops.last() else { continue };
-        let Some(trip) = run.loops.get(id as usize).and_then(|l| l.trip) else {
+        // (a loop its data may leave early is not unrolled into wider accesses)
+        let Some(trip) = run
+            .loops
+            .get(id as usize)
+            .filter(|l| !l.at_most)
+            .and_then(|l| l.trip)
+        else {
             continue;
         };
         // a longer loop is unrolled by 4, not whole (darknet's one-thread sums over a

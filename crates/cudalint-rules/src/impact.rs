@@ -28,10 +28,12 @@ pub fn figures(a: &Access, kernel_excess: f64, ctx: &Ctx) -> Option<ImpactFigure
         } else {
             format!("{}:{}", p.file, p.line)
         };
+        // (a count its condition's data may cut short is the most it runs)
+        let runs = if l.at_most { "runs at most" } else { "runs" };
         assumptions.push(match &l.source {
-            TripSource::Constant => format!("the loop at {at} runs {} times", count(l.count)),
+            TripSource::Constant => format!("the loop at {at} {runs} {} times", count(l.count)),
             TripSource::Assumed(names) => format!(
-                "the loop at {at} runs {} times with {}",
+                "the loop at {at} {runs} {} times with {}",
                 count(l.count),
                 names
                     .iter()
@@ -44,6 +46,11 @@ pub fn figures(a: &Access, kernel_excess: f64, ctx: &Ctx) -> Option<ImpactFigure
                 count(l.count)
             ),
         });
+    }
+    if i.in_condition {
+        assumptions.push(
+            "read by the loop's condition: once more an entry than its body runs".to_string(),
+        );
     }
     if i.rounds > 1.0 {
         assumptions.push(format!(

@@ -136,6 +136,7 @@ impl Moves {
                 excess_per_request: _,
                 warps_per_block: _,
                 loops,
+                in_condition: _,
                 per_instruction: _,
                 rounds: _,
                 blocks: _,
@@ -146,6 +147,7 @@ impl Moves {
                     at,
                     count: _,
                     source: _,
+                    at_most: _,
                 } in loops
                 {
                     self.loc(at)?;

@@ -445,6 +445,13 @@ impl KernelRun<'_> {
                 .flatten()
             {
                 Val::Int(crate::sym::konst(c))
+            } else if let Some(d) = (needed.contains(p.name.as_str()) && ty.name == "dim3")
+                .then(|| self.callers_dim3(host, i, depth))
+                .flatten()
+            {
+                // `cudaF_k(dim3 Gr, dim3 Bl, ...)` launching `k<<<Gr, Bl>>>`, called with
+                // `dim3(n / 256), dim3(256)`: the shape its callers agree on
+                Val::Dim3(d.map(crate::sym::konst))
             } else if let Some(c) = (needed.contains(p.name.as_str()) && may_take_lambda(p))
                 .then(|| self.host_param_lambda(host, i, depth))
                 .flatten()
@@ -768,6 +775,38 @@ impl KernelRun<'_> {
             }
             value = Some(v);
         }
+        value
+    }
+
+    /// The `dim3` every host call of `host` passes for its parameter `index`, each component a
+    /// constant; none when the calls differ or one is not known.
+    fn callers_dim3(&mut self, host: &Function, index: usize, depth: usize) -> Option<[i64; 3]> {
+        let key = self.param_source(host, index, depth);
+        if let Some((_, v)) = self.param_dims.iter().find(|(k, _)| *k == key) {
+            return *v;
+        }
+        let mut value = None;
+        for v in self
+            .values_callers_pass(host, index, depth, MAX_HOST_CALLS)
+            .unwrap_or_default()
+        {
+            let d = match v {
+                Val::Dim3(c) => [c[0].as_const(), c[1].as_const(), c[2].as_const()],
+                Val::Int(s) => [s.as_const(), Some(1), Some(1)],
+                _ => [None; 3],
+            };
+            let agreed = match (d, value) {
+                ([Some(x), Some(y), Some(z)], None) => Some([x, y, z]),
+                ([Some(x), Some(y), Some(z)], Some(v)) if v == [x, y, z] => Some(v),
+                _ => None,
+            };
+            if agreed.is_none() {
+                value = None;
+                break;
+            }
+            value = agreed;
+        }
+        self.param_dims.push((key, value));
         value
     }
 

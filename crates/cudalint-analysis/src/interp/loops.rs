@@ -41,6 +41,7 @@ impl KernelRun<'_> {
             trip: None,
             at,
             bounds: None,
+            at_most: false,
         });
         let iter = sym::var(Var::LoopIter(id));
         let mut trip_inputs = None;
@@ -102,9 +103,10 @@ impl KernelRun<'_> {
             self.assign_local(&ind.name, new);
         }
         if let (Some(c), Some((name, s0, step, shift))) = (cond, trip_inputs) {
-            if let Some((cmp, bound)) = compared_to(c, &name) {
+            if let Some((cmp, bound, at_most)) = compared_to(c, &name) {
                 let bound = self.pure_rvalue(bound).sym();
                 let info = &mut self.loops[id as usize];
+                info.at_most = at_most;
                 if let (Some(s), Some(b)) = (s0.as_const(), bound.as_const()) {
                     info.trip = trip_count(cmp, s, b, step.as_const(), shift);
                 }
@@ -121,15 +123,20 @@ impl KernelRun<'_> {
         // iterations after the first do not see the values held before the loop; they see
         // what the condition just loaded (`while (gid_[0] < m) { ... input[gid_[0] * b] }`)
         let held = std::mem::take(&mut self.in_registers);
+        self.loop_stack.push(id);
+        let (first, clobbers) = (self.accesses.len(), self.clobbers);
+        self.carried.push(carried);
+        // the condition is read before every iteration and once more to leave: its loads run
+        // with the loop's, one more time than the body's (`while (pidx >= 2 && h[p[pidx]] >
+        // h[p[pidx - 1]])`, 5.3 loads an entry where its body ran 4.3 times, on an H200)
         if let Some(c) = cond {
+            let outer = self.loop_condition.replace(id);
             let c = self.rvalue(c).sym();
+            self.loop_condition = outer;
             if c.lane_varying && !c.data && c.unknown_reason().is_none() {
                 self.mask = sym::and(saved.clone(), c);
             }
         }
-        self.loop_stack.push(id);
-        let (first, clobbers) = (self.accesses.len(), self.clobbers);
-        self.carried.push(carried);
         self.stmts(body);
         if let Some(u) = update {
             self.loop_update(u);
@@ -274,6 +281,7 @@ impl KernelRun<'_> {
         for &at in &sunk {
             let a = &mut self.accesses[at];
             a.loops.retain(|&l| l < id);
+            a.in_condition = false;
             a.assumptions.push(
                 "issued once after the loop: nvcc keeps the value in a register through it".into(),
             );
@@ -285,6 +293,7 @@ impl KernelRun<'_> {
             } else {
                 let a = &mut self.accesses[at];
                 a.loops.retain(|&l| l < id);
+                a.in_condition = false;
                 a.issued_at = Some(head);
                 a.assumptions.push(
                     if stored.contains(&at) {
@@ -393,10 +402,15 @@ fn push_induction(out: &mut Vec<Induction>, name: &str, step: StepKind) {
 }
 
 /// `v <cmp> bound` for the induction variable `v`: the comparison and the bound.
-fn compared_to<'e>(cond: &'e Expr, name: &str) -> Option<(BinOp, &'e Expr)> {
+fn compared_to<'e>(cond: &'e Expr, name: &str) -> Option<(BinOp, &'e Expr, bool)> {
     let ExprKind::Binary { op, lhs, rhs } = &cond.kind else {
         return None;
     };
+    // `i < 4 && in[i] > 0.f`: the count bounds the loop, which the data may end sooner
+    if *op == BinOp::And {
+        let (cmp, bound, _) = compared_to(lhs, name).or_else(|| compared_to(rhs, name))?;
+        return Some((cmp, bound, true));
+    }
     if !matches!(&lhs.kind, ExprKind::Ident(n) if n == name) {
         return None;
     }
@@ -404,7 +418,7 @@ fn compared_to<'e>(cond: &'e Expr, name: &str) -> Option<(BinOp, &'e Expr)> {
         op,
         BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::Ne
     )
-    .then_some((*op, &**rhs))
+    .then_some((*op, &**rhs, false))
 }
 
 /// Trip count of `for (v = v0; v <cmp> bound; v += step)` (or a shift each iteration), up to

@@ -120,6 +120,8 @@ pub struct RawAccess {
     pub mask: Sym,
     /// Enclosing loops, outermost first.
     pub loops: Vec<u32>,
+    /// Read by the innermost loop's condition: once an iteration and once more to leave.
+    pub in_condition: bool,
     pub field: Option<FieldInfo>,
     pub shared_index: Option<SharedIndex>,
     pub lane_term: Option<Loc>,
@@ -180,6 +182,8 @@ pub struct LoopInfo {
     /// The induction variable's start, bound and step, for a trip count under the values
     /// assumed for runtime quantities (`for (k = 0; k < K; k += 32)`).
     pub bounds: Option<LoopBounds>,
+    /// The count is a bound the rest of the condition may cut short (`i < 4 && in[i] > 0`).
+    pub at_most: bool,
 }
 
 /// `for (v = start; v <cmp> bound; v += step)`, or `v <<= k` / `v >>= k` when `shift` is set.
@@ -405,6 +409,8 @@ pub struct KernelRun<'p> {
     /// The constant a host function's callers pass for one of its parameters, per lambda
     /// variant: (function, parameter, depth, variant) and the value, if one.
     param_constants: Vec<(ParamSource, Option<i64>)>,
+    /// The same for `dim3` parameters (a wrapper's grid and block).
+    param_dims: Vec<(ParamSource, Option<[i64; 3]>)>,
     /// The same for the members of struct parameters callers pass by value.
     param_members: Vec<(ParamSource, Option<Members>)>,
     pub loops: Vec<LoopInfo>,
@@ -457,6 +463,8 @@ pub struct KernelRun<'p> {
     frames: Vec<Frame>,
     mask: Sym,
     loop_stack: Vec<u32>,
+    /// The loop whose condition is being read: its accesses run once more than its body.
+    loop_condition: Option<u32>,
     site_override: Option<Loc>,
     /// The class aliases being looked through: an alias naming itself through another
     /// (`using A = typename B::x; using B = S<A>;`) stops at its second visit, not the stack.
@@ -580,6 +588,7 @@ impl<'p> KernelRun<'p> {
             lambda_variants: 0,
             lambda_cache: Vec::new(),
             param_constants: Vec::new(),
+            param_dims: Vec::new(),
             param_members: Vec::new(),
             loops: Vec::new(),
             accesses: Vec::new(),
@@ -587,6 +596,7 @@ impl<'p> KernelRun<'p> {
             frames: Vec::new(),
             mask: sym::konst(1),
             loop_stack: Vec::new(),
+            loop_condition: None,
             site_override: None,
             alias_stack: Default::default(),
             call_sites: Vec::new(),

@@ -548,6 +548,8 @@ impl KernelRun<'_> {
                 addr: sym::add(place.ptr.offset.clone(), sym::konst(offset)),
                 mask: self.mask.clone(),
                 loops: self.loop_stack.clone(),
+                in_condition: self.loop_condition.is_some()
+                    && self.loop_condition == self.loop_stack.last().copied(),
                 field: place.field.clone(),
                 shared_index,
                 lane_term,
