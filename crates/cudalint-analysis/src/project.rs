@@ -173,6 +173,17 @@ fn file_name(p: &str) -> &str {
     p.rsplit('/').next().unwrap_or(p)
 }
 
+/// The header a build writes from a template at `path` (`inc/config.hpp.cmake`, `config.h.in`
+/// become `inc/config.hpp`, `config.h`): what an `#include` of the header reads where the tree
+/// was never built (see cudalint-rules' `configured_headers`).
+pub fn configured_name(path: &str) -> Option<&str> {
+    let header = path
+        .strip_suffix(".in")
+        .or_else(|| path.strip_suffix(".cmake"))?;
+    let ext = file_name(header).rsplit_once('.')?.1;
+    matches!(ext, "h" | "hpp" | "hh" | "hxx" | "cuh" | "inl").then_some(header)
+}
+
 /// The files of a run by normalized path and by file name, built once, so that resolving an
 /// `#include` is a lookup, not a scan of every path (a run of thousands of files resolves
 /// thousands of includes).
@@ -201,9 +212,22 @@ impl<'a> IncludeIndex<'a> {
             .collect();
         let mut by_path: HashMap<String, Vec<usize>> = HashMap::new();
         let mut by_name: HashMap<&'a str, Vec<usize>> = HashMap::new();
-        for (i, (p, r)) in paths.iter().zip(&rooted).enumerate() {
+        let mut rooted = rooted;
+        let mut templates = Vec::new();
+        for (i, (p, r)) in paths.iter().zip(&mut rooted).enumerate() {
+            // (a template answers for its header after the files of the run: a header the
+            // build wrote, where there is one, is the one read)
+            if let Some(header) = configured_name(p) {
+                *r = configured_name(r).unwrap_or(r).to_string();
+                templates.push((i, header, r.clone()));
+                continue;
+            }
             by_path.entry(r.clone()).or_default().push(i);
             by_name.entry(file_name(p)).or_default().push(i);
+        }
+        for (i, header, r) in templates {
+            by_path.entry(r).or_default().push(i);
+            by_name.entry(file_name(header)).or_default().push(i);
         }
         IncludeIndex {
             paths: rooted,

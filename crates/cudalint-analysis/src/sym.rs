@@ -435,6 +435,54 @@ pub fn and(a: Sym, b: Sym) -> Sym {
     binop(BinOp::And, a, b)
 }
 
+/// `s` with the variable `v` given the value `k` (an unrolled loop's iteration), folded.
+pub fn substitute(s: &Sym, v: Var, k: i64) -> Sym {
+    let mut uses = false;
+    s.visit_vars(&mut |x| uses |= x == v);
+    if !uses {
+        return s.clone();
+    }
+    match &s.kind {
+        SymKind::Var(x) if *x == v => konst(k),
+        SymKind::Un(op, a) => un(*op, substitute(a, v, k)),
+        SymKind::Bin(op, a, b) => bin(*op, substitute(a, v, k), substitute(b, v, k)),
+        SymKind::Select(c, a, b) => select(
+            substitute(c, v, k),
+            substitute(a, v, k),
+            substitute(b, v, k),
+        ),
+        SymKind::Loaded(a, what) => loaded(substitute(a, v, k), what.clone()),
+        _ => s.clone(),
+    }
+}
+
+/// `x + c` as `(x, c)`, the constants added at the top summed (`(24 * t + 12) + 4` is
+/// `(24 * t, 16)`); `(s, 0)` for anything else.
+pub fn split_constant(s: &Sym) -> (Sym, i64) {
+    let mut at = s.clone();
+    let mut sum = 0i64;
+    loop {
+        let next = match &at.kind {
+            SymKind::Const(c) => {
+                return (konst(0), sum.saturating_add(*c));
+            }
+            SymKind::Bin(Op::Bin(BinOp::Add), a, b) => match (a.as_const(), b.as_const()) {
+                (_, Some(c)) => Some((a.clone(), c)),
+                (Some(c), _) => Some((b.clone(), c)),
+                _ => None,
+            },
+            _ => None,
+        };
+        match next {
+            Some((rest, c)) => {
+                sum = sum.saturating_add(c);
+                at = rest;
+            }
+            None => return (at, sum),
+        }
+    }
+}
+
 /// Whether lane mask `narrow` is `wide` further restricted (`and(wide, c)`, nested): every
 /// lane on in `narrow` is on in `wide`.
 pub fn within(narrow: &Sym, wide: &Sym) -> bool {

@@ -229,6 +229,11 @@ fn governing(dir: &Path, seen: &mut HashMap<PathBuf, Level>) -> Option<BuildFile
     defines.map(|defines| BuildFiles { text, defines })
 }
 
+/// The text of the build files that govern `dir` (empty where there are none).
+pub(crate) fn governing_text(dir: &Path) -> String {
+    governing(dir, &mut HashMap::new()).map_or_else(String::new, |b| b.text)
+}
+
 /// Attaches to every input the build files that govern its folder, read once per folder.
 pub fn attach(inputs: &mut [Input]) {
     let mut by_dir: HashMap<PathBuf, Option<Arc<BuildFiles>>> = HashMap::new();

@@ -7,6 +7,7 @@ pub mod check;
 pub mod codes;
 pub mod compile_commands;
 pub mod config;
+mod configured_headers;
 pub mod diagnostic;
 mod found;
 pub mod impact;

@@ -292,6 +292,28 @@ fn add_included(
                             }
                             Some((c.clone(), file_id(&c)?))
                         })
+                        .or_else(|| {
+                            // a header the build writes from a template, never built here
+                            if angled {
+                                return None;
+                            }
+                            let candidates = include_candidates(
+                                &dir,
+                                &inc,
+                                false,
+                                include_dirs,
+                                config_dirs,
+                                command_dirs,
+                            );
+                            let t = crate::configured_headers::template_at(&candidates).or_else(
+                                || {
+                                    crate::configured_headers::template_names(&inc)
+                                        .into_iter()
+                                        .find_map(|t| project.find(&dir, &t))
+                                },
+                            )?;
+                            Some((t.clone(), file_id(&t)?))
+                        })
                 })
                 .clone();
             let Some((candidate, canon)) = found else {
@@ -307,6 +329,12 @@ fn add_included(
             }
             let path = candidate.to_string_lossy().into_owned();
             if let Ok(mut input) = read(&path) {
+                if crate::configured_headers::is_template(&candidate) {
+                    let build = crate::build_files::governing_text(
+                        candidate.parent().unwrap_or(Path::new(".")),
+                    );
+                    input.text = crate::configured_headers::configure(&input.text, &build).into();
+                }
                 let entry = match &database {
                     Ok(Some(db)) => db.lookup(&candidate),
                     _ => None,

@@ -110,6 +110,13 @@ impl KernelRun<'_> {
             ExprKind::Index { .. }
             | ExprKind::Unary {
                 op: UnOp::Deref, ..
+            } if self.reinterpreted_local(e).is_some() => match self.reinterpreted_local(e) {
+                Some((ty, local)) => self.cast(&ty, local),
+                None => Val::Unknown("a local read as another type".into()),
+            },
+            ExprKind::Index { .. }
+            | ExprKind::Unary {
+                op: UnOp::Deref, ..
             } => match self.local_pointee(e) {
                 Some(name) => self
                     .lookup_local(&name)
@@ -270,6 +277,39 @@ impl KernelRun<'_> {
             }
             UnOp::Deref => unreachable_val(),
         }
+    }
+
+    /// `*((unsigned*)&cel)`, `((T*)&x)[0]`: a scalar local's bits read as another type, which
+    /// is the local converted (DualSPHysics' `DCEL_Cellx`, the cell of every neighbour
+    /// search): the type read as and the local.
+    fn reinterpreted_local<'e>(&self, e: &'e Expr) -> Option<(TypeRef, &'e Expr)> {
+        let ptr = match &e.kind {
+            ExprKind::Unary {
+                op: UnOp::Deref,
+                arg,
+            } => arg,
+            ExprKind::Index { base, index } if matches!(index.kind, ExprKind::Int(0)) => base,
+            _ => return None,
+        };
+        let ExprKind::Cast { ty, arg } = &ptr.kind else {
+            return None;
+        };
+        let ExprKind::Unary {
+            op: UnOp::AddrOf,
+            arg: local,
+        } = &arg.kind
+        else {
+            return None;
+        };
+        let ExprKind::Ident(name) = &local.kind else {
+            return None;
+        };
+        if ty.pointer_depth != 1 || !matches!(self.lookup_local(name), Some(Val::Int(_))) {
+            return None;
+        }
+        let mut read_as = ty.clone();
+        read_as.pointer_depth = 0;
+        Some((read_as, &**local))
     }
 
     /// An array named by itself (`extern __shared__ T smem[]`, `float buf[8]`), as declared.

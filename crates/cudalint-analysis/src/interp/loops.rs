@@ -146,6 +146,7 @@ impl KernelRun<'_> {
         if self.clobbers == clobbers {
             let body_mask = self.mask.clone();
             self.keep_in_registers(id, first, &held, &body_mask);
+            self.unrolled_registers(id, first, held);
         }
         self.loop_stack.pop();
         self.mask = saved;
@@ -178,6 +179,81 @@ impl KernelRun<'_> {
         if stepped.is_empty() {
             self.rvalue(u);
         }
+    }
+
+    /// After a loop nvcc unrolls whole (a few iterations, counted by constants), what each
+    /// iteration loaded or stored is still in registers, as after straight-line code (svox2's
+    /// `SingleRaySpec::set` stores `origin[i]` and `dir[i]` for i < 3 into the block's shared
+    /// rays; the code after it reads them and nvcc issues no load). The view before the loop
+    /// is replayed through each iteration's accesses, in order.
+    fn unrolled_registers(&mut self, id: u32, first: usize, held: Vec<super::Held>) {
+        const MAX_UNROLLED: i64 = 8;
+        let Some(trip) = self.loops[id as usize]
+            .trip
+            .filter(|t| (1..=MAX_UNROLLED).contains(t) && !self.loops[id as usize].at_most)
+        else {
+            return;
+        };
+        let body: Vec<usize> = (first..self.accesses.len())
+            .filter(|&i| self.accesses[i].loops.last() == Some(&id))
+            .collect();
+        let var = Var::LoopIter(id);
+        let mut view = held;
+        // loads every iteration of which finds its value held (`ray.dir[i] *= 2` after the
+        // loop that stored `dir[i]`): nvcc issues none of them
+        let mut found: Vec<bool> = vec![true; body.len()];
+        for k in 0..trip {
+            for (n, &i) in body.iter().enumerate() {
+                let a = &self.accesses[i];
+                let addr = sym::substitute(&a.addr, var, k);
+                if a.volatile || a.loop_carried || addr.data || addr.unknown_reason().is_some() {
+                    found[n] = false;
+                    // a store the view cannot place may land on anything it holds
+                    if a.op != super::AccessOp::Load {
+                        view.retain(|e| {
+                            e.0 != a.space || (a.space != crate::Space::Global && *e.1 != *a.base)
+                        });
+                    }
+                    continue;
+                }
+                let (at, from) = sym::split_constant(&addr);
+                let may_overlap = |e: &super::Held| {
+                    if e.0 != a.space {
+                        return false;
+                    }
+                    if *e.1 != *a.base {
+                        return a.space == crate::Space::Global
+                            && !self.restrict.iter().any(|r| **r == *a.base || *r == e.1);
+                    }
+                    let (held_at, held_from) = sym::split_constant(&e.2);
+                    !(sym::same(&at, &held_at)
+                        && (held_from >= from + a.bytes || from >= held_from + e.3))
+                };
+                if a.op != super::AccessOp::Load {
+                    view.retain(|e| !may_overlap(e));
+                    if a.op == super::AccessOp::Atomic {
+                        continue;
+                    }
+                }
+                let mask = sym::substitute(&a.mask, var, k);
+                let same = |e: &super::Held| {
+                    e.0 == a.space && *e.1 == *a.base && e.3 == a.bytes && sym::same(&e.2, &addr)
+                };
+                let held_here = view.iter().any(|e| same(e) && sym::within(&mask, &e.4));
+                found[n] &= a.op == super::AccessOp::Load && held_here;
+                if !view.iter().any(same) {
+                    view.push((a.space, a.base.as_str().into(), addr, a.bytes, mask));
+                }
+            }
+        }
+        for (n, &i) in body.iter().enumerate().rev() {
+            if found[n] {
+                self.accesses.remove(i);
+            }
+        }
+        let excess = view.len().saturating_sub(super::place::MAX_IN_REGISTERS);
+        view.drain(..excess);
+        self.in_registers = view;
     }
 
     /// A load in a loop whose address the loop does not move, stored back later in the body

@@ -23,7 +23,7 @@ pub(super) struct MemberLayout {
 }
 
 /// Values remembered as held in registers.
-const MAX_IN_REGISTERS: usize = 1024;
+pub(super) const MAX_IN_REGISTERS: usize = 1024;
 
 impl KernelRun<'_> {
     /// The memory place an lvalue expression designates, if it designates one.
@@ -454,7 +454,18 @@ impl KernelRun<'_> {
                         && (space != Space::Global
                             || restrict.iter().any(|r| *r == base || r == held))
                 };
-                self.in_registers.retain(|e| e.0 != space || apart(&e.1));
+                // another member or element of the same object, a constant distance away
+                // (`ray[t].dir[1] = ...` leaves `ray[t].dir[0]` where it was: svox2's rays)
+                let (at, from) = sym::split_constant(&p.offset);
+                let disjoint = |e: &super::Held| {
+                    e.1 == base && {
+                        let (held_at, held_from) = sym::split_constant(&e.2);
+                        sym::same(&at, &held_at)
+                            && (held_from >= from + place.bytes || from >= held_from + e.3)
+                    }
+                };
+                self.in_registers
+                    .retain(|e| e.0 != space || apart(&e.1) || disjoint(e));
                 if op == AccessOp::Atomic {
                     return false;
                 }

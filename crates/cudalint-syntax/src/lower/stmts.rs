@@ -556,10 +556,16 @@ pub(super) fn parse_statement_snippet(text: &str, offset: usize) -> Option<Stmt>
     const PREFIX: &str = "void __cudalint_m() { ";
     let text = joined_lines(text.trim_end());
     let head = text.trim_start();
-    let statement = head.starts_with("for")
-        || head.starts_with("while")
-        || head.starts_with('{')
-        || head.starts_with("do");
+    // (`#define MAYBE_ADD_LINK(u, val) if (links[u] >= 0) { atomicAdd(...); }`, svox2's
+    // trilinear gradients: a bare `if` is a statement as a `do { } while (0)` is)
+    let keyword = |k: &str| {
+        head.strip_prefix(k)
+            .is_some_and(|r| !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+    };
+    let statement = ["for", "while", "do", "if", "switch"]
+        .into_iter()
+        .any(keyword)
+        || head.starts_with('{');
     if !statement || text.len() > 4096 {
         return None;
     }
@@ -574,7 +580,12 @@ pub(super) fn parse_statement_snippet(text: &str, offset: usize) -> Option<Stmt>
     let stmt = body.named_child(0)?;
     if !matches!(
         stmt.kind(),
-        "for_statement" | "while_statement" | "compound_statement" | "do_statement"
+        "for_statement"
+            | "while_statement"
+            | "compound_statement"
+            | "do_statement"
+            | "if_statement"
+            | "switch_statement"
     ) {
         return None;
     }
