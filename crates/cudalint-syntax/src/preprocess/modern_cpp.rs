@@ -169,6 +169,9 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
     if src.contains("return") {
         return_arguments(b, mask, edits);
     }
+    if src.contains("(unsigned") || src.contains("( unsigned") {
+        unsigned_casts_in_parentheses(b, mask, edits);
+    }
     if src.contains("template") {
         sfinae_macros(b, mask, edits);
     }
@@ -1282,6 +1285,22 @@ fn return_arguments(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
     }
 }
 
+/// `return(unsigned(List.size()));`, `if(unsigned(ct)<n)` (DualSPHysics' headers): after an
+/// opening parenthesis the grammar takes `unsigned` for the start of a C cast and fails on
+/// the functional cast that follows. `uint32_t(...)`, the same conversion under a name of the
+/// same length, parses.
+fn unsigned_casts_in_parentheses(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for at in words(b, mask, b"unsigned") {
+        let open = super::grammar_gaps::skip_ws(b, at + 8);
+        if b.get(open) != Some(&b'(') || before(b, mask, at).map(|p| b[p]) != Some(b'(') {
+            continue;
+        }
+        for (k, &c) in b"uint32_t".iter().enumerate() {
+            edits.push((at + k, at + k + 1, Some(c)));
+        }
+    }
+}
+
 fn capitals(name: &[u8]) -> bool {
     name.len() > 1
         && name.iter().any(u8::is_ascii_uppercase)
@@ -1524,6 +1543,18 @@ mod tests {
         let out = String::from_utf8(out).unwrap();
         assert_eq!(out.len(), src.len());
         out
+    }
+
+    #[test]
+    fn unsigned_functional_casts_after_a_parenthesis_are_spelled_uint32_t() {
+        assert_eq!(
+            rewrite("unsigned F()const{ return(unsigned(List.size())); } if(unsigned(ct)<n)"),
+            "unsigned F()const{ return(uint32_t(List.size())); } if(uint32_t(ct)<n)"
+        );
+        let kept = "return unsigned(x); f((unsigned)x); unsigned (*fp)(int);";
+        assert_eq!(rewrite(kept), kept);
+        let parsed = crate::parse("int f(float x) { return(unsigned(x)+1); }").unwrap();
+        assert!(parsed.model.error_regions.is_empty());
     }
 
     #[test]
