@@ -2366,3 +2366,22 @@ fn a_header_the_build_configures_from_a_template_is_read_from_the_template() {
         "{out}"
     );
 }
+
+#[test]
+fn an_explicit_specialization_with_a_suffixed_argument_is_the_one_called() {
+    // libSGM's `template <> __device__ void load_uint8_vector<16u>(...)`, called as
+    // `load_uint8_vector<16u>(...)`: its 16-byte load was not reported
+    let dir = scratch("suffixed-specialization");
+    std::fs::write(
+        dir.join("t.cu"),
+        "template <unsigned N> __device__ void copy_vec(uint4* d, const uint4* s);\n\
+         template <> __device__ void copy_vec<16u>(uint4* d, const uint4* s) { *d = *s; }\n\
+         __global__ void k(const uint4* in, uint4* out) {\n  \
+         int i = blockIdx.x * blockDim.x + threadIdx.x;\n  copy_vec<16u>(out + i, in + i);\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let load = access_where(&out, |a| a["op"] == "load");
+    assert_eq!(load["bytes"], 16, "{out}");
+    assert_eq!(load["line"], 2, "{out}");
+}

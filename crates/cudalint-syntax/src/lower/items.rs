@@ -610,7 +610,10 @@ impl<'s> Lowerer<'s> {
         let Some(name_node) = decl.child_by_field_id(fid().declarator.get()) else {
             return;
         };
-        let name = self.text(name_node).to_string();
+        let name = match name_node.kind() {
+            "template_function" => specialization_name(self.text(name_node)),
+            _ => self.text(name_node).to_string(),
+        };
         let plist = decl.child_by_field_id(fid().parameters.get());
         let params = plist.map(|p| self.params_of(p)).unwrap_or_default();
         let param_macro = plist.and_then(|p| self.parameter_macro(p));
@@ -1036,4 +1039,49 @@ pub(super) fn pointer_to_rows(d: Node) -> bool {
         }
     }
     false
+}
+
+/// An explicit specialization's name as a call spells what it instantiates (`copy_vec<16u>`
+/// is looked for as `copy_vec<16>`, libSGM's `load_uint8_vector<16u>`): integer arguments in
+/// decimal without suffixes, arguments separated by `, `.
+fn specialization_name(text: &str) -> String {
+    let Some((base, rest)) = text.split_once('<') else {
+        return text.to_string();
+    };
+    let Some(args) = rest.trim_end().strip_suffix('>') else {
+        return text.to_string();
+    };
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in args.char_indices() {
+        match c {
+            '<' | '(' | '[' => depth += 1,
+            '>' | ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&args[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&args[start..]);
+    let args: Vec<String> = parts
+        .iter()
+        .map(|a| {
+            let a = a.trim();
+            let digits = a.trim_end_matches(['u', 'U', 'l', 'L']);
+            let value = match digits
+                .strip_prefix("0x")
+                .or_else(|| digits.strip_prefix("0X"))
+            {
+                Some(hex) => i64::from_str_radix(hex, 16).ok(),
+                None => digits.parse::<i64>().ok(),
+            };
+            value.map_or_else(
+                || a.split_whitespace().collect::<Vec<_>>().join(" "),
+                |v| v.to_string(),
+            )
+        })
+        .collect();
+    format!("{}<{}>", base.trim(), args.join(", "))
 }
