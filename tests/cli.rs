@@ -2385,3 +2385,30 @@ fn an_explicit_specialization_with_a_suffixed_argument_is_the_one_called() {
     assert_eq!(load["bytes"], 16, "{out}");
     assert_eq!(load["line"], 2, "{out}");
 }
+
+#[test]
+fn a_template_structs_array_members_are_sized_by_the_instances_arguments() {
+    // deepmd-kit's shared tiles: `auto& S = *reinterpret_cast<Smem<N, TILE>*>(smem_raw)` with
+    // `float h[N][TILE + 4]`, N a kernel template value and TILE a constant local; the member
+    // was not known as an array, its store read as a load of the member
+    let dir = scratch("template-struct-arrays");
+    std::fs::write(
+        dir.join("t.cu"),
+        "template <int N, int TILE>\nstruct Smem {\n  float h[N][TILE + 4];\n  float d[TILE];\n};\n\
+         template <int N, int EPT>\n__global__ void bwd(const float* in, float* out) {\n  \
+         constexpr int TILE = 16 * EPT;\n  extern __shared__ unsigned char smem_raw[];\n  \
+         auto& S = *reinterpret_cast<Smem<N, TILE>*>(smem_raw);\n  \
+         S.h[threadIdx.x % N][threadIdx.x / N] = in[threadIdx.x];\n  __syncthreads();\n  \
+         out[threadIdx.x] = S.d[threadIdx.x % TILE];\n}\n\
+         template <int N, int EPT>\nvoid launch(const float* in, float* out) {\n  \
+         auto kernel = bwd<N, EPT>;\n  kernel<<<10, 128, 8192>>>(in, out);\n}\n\
+         void run(const float* in, float* out) { launch<32, 2>(in, out); }\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    // rows of 36 floats, a lane a row: 8 banks, 4 lanes each
+    let store = access_where(&out, |a| a["space"] == "shared" && a["op"] == "store");
+    assert_eq!(store["wavefronts_per_request"], 4.0, "{out}");
+    let load = access_where(&out, |a| a["space"] == "shared" && a["op"] == "load");
+    assert_eq!(load["class"], "coalesced", "{out}");
+}

@@ -833,6 +833,17 @@ fn element_count(fd: &cudalint_syntax::FieldDef, files: &[&FileModel], bind: &Bi
 /// The dimensions of an array member of a struct (through typedefs), empty for anything else:
 /// `s.e[i][j]` indexes them. An outer length that is not known is 0.
 pub fn field_dims(struct_name: &str, field: &str, files: &[&FileModel]) -> Vec<i64> {
+    field_dims_bound(struct_name, field, files, &UNBOUND)
+}
+
+/// [`field_dims`] of a template's member, its lengths evaluated with `bind`'s values
+/// (`float d[TILE]` of an instance `Smem<32, 64>`, named by its template `Smem`).
+pub fn field_dims_bound(
+    struct_name: &str,
+    field: &str,
+    files: &[&FileModel],
+    bind: &Bind,
+) -> Vec<i64> {
     let bare = struct_name
         .trim_start_str("struct ")
         .trim_start_str("const ");
@@ -851,10 +862,10 @@ pub fn field_dims(struct_name: &str, field: &str, files: &[&FileModel]) -> Vec<i
     let inner = fd
         .inner_dims
         .iter()
-        .map(|d| array_len(d, files, &UNBOUND, 0))
+        .map(|d| array_len(d, files, bind, 0))
         .collect::<Option<Vec<i64>>>();
     match inner {
-        Some(inner) => std::iter::once(array_len(first, files, &UNBOUND, 0).unwrap_or(0))
+        Some(inner) => std::iter::once(array_len(first, files, bind, 0).unwrap_or(0))
             .chain(inner)
             .collect(),
         None => Vec::new(),

@@ -1276,6 +1276,20 @@ impl<'p> KernelRun<'p> {
     }
 
     /// The compile-time value the innermost frame's template binds `name` to.
+    /// The value a template instance's argument text stands for in this frame: a number, a
+    /// template value, or a constant local (`Smem<N, TILE>` with `constexpr int TILE = 16 *
+    /// EPT;` in the kernel).
+    fn argument_value(&self, text: &str) -> Option<i64> {
+        let text = text.trim();
+        text.parse::<i64>()
+            .ok()
+            .or_else(|| self.template_value(text))
+            .or_else(|| match self.lookup_local(text) {
+                Some(Val::Int(s)) => s.as_const(),
+                _ => None,
+            })
+    }
+
     fn template_value(&self, name: &str) -> Option<i64> {
         let fr = self.frames.last()?;
         match fr.template.iter().find(|(n, _)| n == name) {
@@ -1557,7 +1571,7 @@ impl<'p> KernelRun<'p> {
                 binds
                     .iter()
                     .find(|(p, _)| p == n)
-                    .and_then(|(_, a)| a.trim().parse::<i64>().ok())
+                    .and_then(|(_, a)| self.argument_value(a))
             };
             let bind = types::Bind {
                 ty: &bound,

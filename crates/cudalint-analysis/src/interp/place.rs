@@ -225,7 +225,14 @@ impl KernelRun<'_> {
                 None => (0, 0),
             };
             let dims = match found {
-                Some(_) => types::field_dims(&ty.name, field, self.types()),
+                Some(_) => {
+                    let dims = types::field_dims(&ty.name, field, self.types());
+                    if dims.is_empty() && ty.name.contains('<') {
+                        self.instance_field_dims(&ty.name, field)
+                    } else {
+                        dims
+                    }
+                }
                 None => Vec::new(),
             };
             Rc::new(MemberLayout {
@@ -248,6 +255,27 @@ impl KernelRun<'_> {
         }
     }
 
+    /// The array lengths of member `field` of a template struct's instance `name`, with the
+    /// instance's arguments (empty where it is no array or they do not give them).
+    fn instance_field_dims(&self, name: &str, field: &str) -> Vec<i64> {
+        let Some((def, binds)) = self.struct_instance(name) else {
+            return Vec::new();
+        };
+        let value = |n: &str| {
+            binds
+                .iter()
+                .find(|(p, _)| p == n)
+                .and_then(|(_, a)| self.argument_value(a))
+                .or_else(|| self.template_value(n))
+        };
+        let bind = types::Bind {
+            ty: &|t| self.resolve_type(t),
+            value: &value,
+            unknown: &|_| None,
+        };
+        types::field_dims_bound(&def, field, self.types(), &bind)
+    }
+
     /// Member `field` of a struct template's type `name`: laid out with the frame's template
     /// arguments, else as an instance of the template (`MatrixElement<double>`) with its own;
     /// a member type known nowhere laid out as `unknown` says.
@@ -267,9 +295,18 @@ impl KernelRun<'_> {
             let bound = |t: &cudalint_syntax::TypeRef| {
                 super::names::bind_type(&binds, t).unwrap_or_else(|| self.resolve_type(t))
             };
+            // (the instance's own arguments size its arrays: `float d[TILE]` of `Smem<32, 64>`,
+            // deepmd-kit's shared tiles; the frame's are another template's)
+            let value = |n: &str| {
+                binds
+                    .iter()
+                    .find(|(p, _)| p == n)
+                    .and_then(|(_, a)| self.argument_value(a))
+                    .or_else(|| self.template_value(n))
+            };
             let bind = types::Bind {
                 ty: &bound,
-                value: &|n| self.template_value(n),
+                value: &value,
                 unknown,
             };
             types::field_of_template(&def, field, self.types(), &bind)
