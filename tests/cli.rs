@@ -2412,3 +2412,29 @@ fn a_template_structs_array_members_are_sized_by_the_instances_arguments() {
     let load = access_where(&out, |a| a["space"] == "shared" && a["op"] == "load");
     assert_eq!(load["class"], "coalesced", "{out}");
 }
+
+#[test]
+fn statement_macros_and_unrolled_loops_keep_every_access() {
+    // d3q19's `SET_FLAG`, several `if` statements in one macro: all are read, not the first;
+    // marchingCubes' `atomicAdd(triangles, ...)` in a loop of 3 nvcc unrolls is issued each
+    // iteration, not taken for a value in a register
+    let dir = scratch("macro-sequences");
+    std::fs::write(
+        dir.join("t.cu"),
+        "#define SET2(v) if (v > 0) { a[t] = v; } if (b[t] < v) { b[t] = v; }\n\
+         __global__ void k(int* a, int* b, unsigned long long* n, int v) {\n  \
+         int t = threadIdx.x;\n  SET2(v)\n  \
+         for (int c = 0; c < 3; ++c) atomicAdd(n, (unsigned long long)(a[t * 3 + c]));\n}\n",
+    )
+    .unwrap();
+    let out = common::json(&["audit", "--format", "json", &s(&dir.join("t.cu"))]);
+    let stores = out["accesses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["line"] == 4 && a["op"] == "store")
+        .count();
+    assert_eq!(stores, 2, "{out}");
+    let atomic = access_where(&out, |a| a["op"] == "atomic");
+    assert_eq!(atomic["line"], 5, "{out}");
+}

@@ -230,6 +230,7 @@ impl KernelRun<'_> {
                         && (held_from >= from + a.bytes || from >= held_from + e.3))
                 };
                 if a.op != super::AccessOp::Load {
+                    found[n] = false;
                     view.retain(|e| !may_overlap(e));
                     if a.op == super::AccessOp::Atomic {
                         continue;
@@ -240,7 +241,7 @@ impl KernelRun<'_> {
                     e.0 == a.space && *e.1 == *a.base && e.3 == a.bytes && sym::same(&e.2, &addr)
                 };
                 let held_here = view.iter().any(|e| same(e) && sym::within(&mask, &e.4));
-                found[n] &= a.op == super::AccessOp::Load && held_here;
+                found[n] &= held_here;
                 if !view.iter().any(same) {
                     view.push((a.space, a.base.as_str().into(), addr, a.bytes, mask));
                 }

@@ -577,6 +577,15 @@ pub(super) fn parse_statement_snippet(text: &str, offset: usize) -> Option<Stmt>
     }
     let f = root.named_child(0)?;
     let body = f.child_by_field_id(fid().body.get())?;
+    // one statement, not the first of several (d3q19's `SET_FLAG` is `if (...) {...} if (...)
+    // {...} else if ...`: a sequence, read as one)
+    let statements = named_children(body)
+        .into_iter()
+        .filter(|c| !(c.kind() == "expression_statement" && c.named_child_count() == 0))
+        .count();
+    if statements != 1 {
+        return None;
+    }
     let stmt = body.named_child(0)?;
     if !matches!(
         stmt.kind(),
