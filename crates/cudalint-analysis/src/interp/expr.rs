@@ -283,15 +283,7 @@ impl KernelRun<'_> {
     /// is the local converted (DualSPHysics' `DCEL_Cellx`, the cell of every neighbour
     /// search): the type read as and the local.
     fn reinterpreted_local<'e>(&self, e: &'e Expr) -> Option<(TypeRef, &'e Expr)> {
-        let ptr = match &e.kind {
-            ExprKind::Unary {
-                op: UnOp::Deref,
-                arg,
-            } => arg,
-            ExprKind::Index { base, index } if matches!(index.kind, ExprKind::Int(0)) => base,
-            _ => return None,
-        };
-        let ExprKind::Cast { ty, arg } = &ptr.kind else {
+        let ExprKind::Cast { ty, arg } = &super::place::dereferenced(e)?.kind else {
             return None;
         };
         let ExprKind::Unary {

@@ -255,19 +255,23 @@ impl KernelRun<'_> {
         }
     }
 
+    /// The value of a template struct's parameter `n` in an instance whose arguments are
+    /// `binds`, read in this frame; else the frame's own template value of that name.
+    fn instance_value(&self, binds: &[(String, String)], n: &str) -> Option<i64> {
+        binds
+            .iter()
+            .find(|(p, _)| p == n)
+            .and_then(|(_, a)| self.argument_value(a))
+            .or_else(|| self.template_value(n))
+    }
+
     /// The array lengths of member `field` of a template struct's instance `name`, with the
     /// instance's arguments (empty where it is no array or they do not give them).
     fn instance_field_dims(&self, name: &str, field: &str) -> Vec<i64> {
         let Some((def, binds)) = self.struct_instance(name) else {
             return Vec::new();
         };
-        let value = |n: &str| {
-            binds
-                .iter()
-                .find(|(p, _)| p == n)
-                .and_then(|(_, a)| self.argument_value(a))
-                .or_else(|| self.template_value(n))
-        };
+        let value = |n: &str| self.instance_value(&binds, n);
         let bind = types::Bind {
             ty: &|t| self.resolve_type(t),
             value: &value,
@@ -297,13 +301,7 @@ impl KernelRun<'_> {
             };
             // (the instance's own arguments size its arrays: `float d[TILE]` of `Smem<32, 64>`,
             // deepmd-kit's shared tiles; the frame's are another template's)
-            let value = |n: &str| {
-                binds
-                    .iter()
-                    .find(|(p, _)| p == n)
-                    .and_then(|(_, a)| self.argument_value(a))
-                    .or_else(|| self.template_value(n))
-            };
+            let value = |n: &str| self.instance_value(&binds, n);
             let bind = types::Bind {
                 ty: &bound,
                 value: &value,
@@ -808,15 +806,7 @@ impl KernelRun<'_> {
     /// `*p` or `p[0]` where `p` is a parameter given a caller's local by address (see
     /// `Frame::local_refs`): the name that local is held under in the callee.
     pub(super) fn local_pointee(&self, e: &Expr) -> Option<Rc<str>> {
-        let base = match &e.kind {
-            ExprKind::Unary {
-                op: UnOp::Deref,
-                arg,
-            } => arg,
-            ExprKind::Index { base, index } if matches!(index.kind, ExprKind::Int(0)) => base,
-            _ => return None,
-        };
-        let ExprKind::Ident(p) = &base.kind else {
+        let ExprKind::Ident(p) = &dereferenced(e)?.kind else {
             return None;
         };
         let frame = self.frames.last()?;
@@ -1155,6 +1145,18 @@ pub(super) fn is_memory_read(e: &Expr) -> bool {
                 ..
             }
     )
+}
+
+/// The pointer `*p` or `p[0]` reads through.
+pub(super) fn dereferenced(e: &Expr) -> Option<&Expr> {
+    match &e.kind {
+        ExprKind::Unary {
+            op: UnOp::Deref,
+            arg,
+        } => Some(arg),
+        ExprKind::Index { base, index } if matches!(index.kind, ExprKind::Int(0)) => Some(base),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
