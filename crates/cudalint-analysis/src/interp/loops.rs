@@ -210,28 +210,23 @@ impl KernelRun<'_> {
                     found[n] = false;
                     // a store the view cannot place may land on anything it holds
                     if a.op != super::AccessOp::Load {
-                        view.retain(|e| {
-                            e.0 != a.space || (a.space != crate::Space::Global && *e.1 != *a.base)
-                        });
+                        view.retain(|e| !super::place::unplaced_store_reaches(e, a.space, &a.base));
                     }
                     continue;
                 }
-                let (at, from) = sym::split_constant(&addr);
-                let may_overlap = |e: &super::Held| {
-                    if e.0 != a.space {
-                        return false;
-                    }
-                    if *e.1 != *a.base {
-                        return a.space == crate::Space::Global
-                            && !self.restrict.iter().any(|r| **r == *a.base || *r == e.1);
-                    }
-                    let (held_at, held_from) = sym::split_constant(&e.2);
-                    !(sym::same(&at, &held_at)
-                        && (held_from >= from + a.bytes || from >= held_from + e.3))
-                };
                 if a.op != super::AccessOp::Load {
                     found[n] = false;
-                    view.retain(|e| !may_overlap(e));
+                    let at = sym::split_constant(&addr);
+                    view.retain(|e| {
+                        !super::place::store_reaches(
+                            e,
+                            a.space,
+                            &a.base,
+                            &at,
+                            a.bytes,
+                            &self.restrict,
+                        )
+                    });
                     if a.op == super::AccessOp::Atomic {
                         continue;
                     }

@@ -460,9 +460,8 @@ impl KernelRun<'_> {
         let data_store = p.offset.data && op != AccessOp::Load;
         if volatile || data_store || p.offset.unknown_reason().is_some() {
             if op != AccessOp::Load {
-                let (space, base) = (p.space, p.base.clone());
                 self.in_registers
-                    .retain(|e| e.0 != space || (space != Space::Global && e.1 != base));
+                    .retain(|e| !unplaced_store_reaches(e, p.space, &p.base));
             }
             return false;
         }
@@ -480,27 +479,10 @@ impl KernelRun<'_> {
                 }
             }
             AccessOp::Store | AccessOp::Atomic => {
-                // global pointers may alias each other unless one is `__restrict__`; shared
-                // arrays do not
-                let (space, base) = (p.space, p.base.clone());
+                let at = sym::split_constant(&p.offset);
                 let restrict = &self.restrict;
-                let apart = |held: &Rc<str>| {
-                    *held != base
-                        && (space != Space::Global
-                            || restrict.iter().any(|r| *r == base || r == held))
-                };
-                // another member or element of the same object, a constant distance away
-                // (`ray[t].dir[1] = ...` leaves `ray[t].dir[0]` where it was: svox2's rays)
-                let (at, from) = sym::split_constant(&p.offset);
-                let disjoint = |e: &super::Held| {
-                    e.1 == base && {
-                        let (held_at, held_from) = sym::split_constant(&e.2);
-                        sym::same(&at, &held_at)
-                            && (held_from >= from + place.bytes || from >= held_from + e.3)
-                    }
-                };
                 self.in_registers
-                    .retain(|e| e.0 != space || apart(&e.1) || disjoint(e));
+                    .retain(|e| !store_reaches(e, p.space, &p.base, &at, place.bytes, restrict));
                 if op == AccessOp::Atomic {
                     return false;
                 }
@@ -1145,6 +1127,37 @@ pub(super) fn is_memory_read(e: &Expr) -> bool {
                 ..
             }
     )
+}
+
+/// Whether a store the register view cannot place (through an address made of loaded values,
+/// or `volatile`) may change the value `held`: any of its space in global memory, where
+/// pointers may alias, else any of the same array.
+pub(super) fn unplaced_store_reaches(held: &super::Held, space: Space, base: &str) -> bool {
+    held.0 == space && (space == Space::Global || &*held.1 == base)
+}
+
+/// Whether a store of `bytes` at `at` (an offset split by `sym::split_constant`) of array
+/// `base` may change the value `held`. Global pointers may alias each other unless one is
+/// `__restrict__`; shared arrays do not; another member or element of the same object, a
+/// constant distance away, is left where it was (`ray[t].dir[1] = ...` keeps `ray[t].dir[0]`:
+/// svox2's rays).
+pub(super) fn store_reaches(
+    held: &super::Held,
+    space: Space,
+    base: &str,
+    at: &(sym::Sym, i64),
+    bytes: i64,
+    restrict: &[Rc<str>],
+) -> bool {
+    if held.0 != space {
+        return false;
+    }
+    if &*held.1 != base {
+        return space == Space::Global && !restrict.iter().any(|r| &**r == base || *r == held.1);
+    }
+    let (held_at, held_from) = sym::split_constant(&held.2);
+    let (at, from) = at;
+    !(sym::same(at, &held_at) && (held_from >= from + bytes || *from >= held_from + held.3))
 }
 
 /// The pointer `*p` or `p[0]` reads through.
