@@ -55,7 +55,23 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push(Tok::Ident(text[start..i].to_string()));
+            // C++'s alternative tokens, which `#if` reads too (SoftRas's `#if __CUDA_ARCH__ <
+            // 600 and defined(__CUDA_ARCH__)`)
+            let alternative = match &text[start..i] {
+                "and" => Some("&&"),
+                "or" => Some("||"),
+                "not" => Some("!"),
+                "not_eq" => Some("!="),
+                "bitand" => Some("&"),
+                "bitor" => Some("|"),
+                "xor" => Some("^"),
+                "compl" => Some("~"),
+                _ => None,
+            };
+            match alternative.and_then(|a| OPS.iter().find(|op| **op == a)) {
+                Some(op) => out.push(Tok::Op(op)),
+                None => out.push(Tok::Ident(text[start..i].to_string())),
+            }
             continue;
         }
         for op in OPS {
@@ -215,6 +231,18 @@ impl Parser<'_, '_> {
                 if paren && !self.eat(")") {
                     return None;
                 }
+                // the preprocessor's own operators, which GCC and Clang report as defined
+                // (Altis's `#if defined __has_include` around its generated header's include)
+                if matches!(
+                    n.as_str(),
+                    "__has_include"
+                        | "__has_include_next"
+                        | "__has_attribute"
+                        | "__has_cpp_attribute"
+                        | "__has_builtin"
+                ) {
+                    return Some(Some(1));
+                }
                 Some(self.scope.is_defined(&n).map(i64::from))
             }
             Tok::Ident(name) => {
@@ -352,6 +380,12 @@ mod tests {
         assert_eq!(eval("(N << 2) == 32 ? 1 : 0", &["N=8"]), Some(true));
         assert_eq!(eval("__CUDA_ARCH__ >= 800", &[]), Some(true));
         assert_eq!(eval("CUDART_VERSION >= 11000", &[]), Some(true));
+        assert_eq!(
+            eval("__CUDA_ARCH__ < 600 and defined(__CUDA_ARCH__)", &[]),
+            Some(false)
+        );
+        assert_eq!(eval("not defined(__CUDACC__) or N", &["N=1"]), Some(true));
+        assert_eq!(eval("defined __has_include", &[]), Some(true));
     }
 
     #[test]

@@ -379,7 +379,15 @@ fn used_as_value(body: &str, name: &str) -> bool {
     false
 }
 
+/// The names a condition reads: not the words of a header's name (`__has_include
+/// ("cuda_device_attr.h")`, whose `cuda_device_attr` is no macro).
 fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    let text = match text.find(['"', '<']) {
+        Some(q) if text[..q].trim_end().ends_with('(') && text[..q].contains("__has_include") => {
+            &text[..q]
+        }
+        _ => text,
+    };
     text.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
         .filter(|w| {
             w.chars()
@@ -460,6 +468,12 @@ mod tests {
             live("#if 0\n#define X 1\n#endif\n#ifdef X\na\n#endif\n", &["X"]),
             ["a"]
         );
+    }
+
+    #[test]
+    fn a_header_found_by_has_include_is_included() {
+        let src = "#if defined __has_include\n#  if __has_include (\"cuda_device_attr.h\")\n#    include \"cuda_device_attr.h\"\n#  else\n#    error \"not found\"\n#  endif\n#endif\n";
+        assert_eq!(live(src, &[]), ["#    include \"cuda_device_attr.h\""]);
     }
 
     #[test]

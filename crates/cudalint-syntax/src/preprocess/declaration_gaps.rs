@@ -104,6 +104,12 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
             }
         }
     }
+    if src.contains("extern \"C\"") {
+        unmatched_linkage_braces(b, mask, edits);
+    }
+    if src.contains("::*)") {
+        member_function_pointer_parameters(b, mask, edits);
+    }
     if src.contains("STATIC_ASSERT") {
         for (at, _) in src.match_indices("STATIC_ASSERT") {
             let mut s = at;
@@ -122,6 +128,124 @@ pub(super) fn rewrite(src: &str, b: &[u8], mask: &[bool], edits: &mut Vec<Edit>)
                 edits.push((s, end, None));
             }
         }
+    }
+}
+
+/// `template <typename Op, bool (Op::*)(const T &a, const T &b, int idx) const> struct
+/// SFINAE5 {};` (CUB 1.8's `BinaryOpHasIdxParam`): an unnamed template parameter of
+/// pointer-to-member-function type, whose parameter list the grammar cannot read there. It is
+/// blanked with the comma before it; the template is a host-side trait the analysis does not
+/// read.
+fn member_function_pointer_parameters(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    for star in memchr::memmem::find_iter(b, b"::*)") {
+        if !mask[star] {
+            continue;
+        }
+        // back to the `(` opening `(Op::*)`, then over the return type to the comma
+        let Some(open) = b[..star].iter().rposition(|&c| c == b'(') else {
+            continue;
+        };
+        if !b[open + 1..star]
+            .iter()
+            .all(|&c| is_word(c) || c == b':' || c == b' ')
+        {
+            continue;
+        }
+        let Some(comma) = b[..open]
+            .iter()
+            .rposition(|&c| matches!(c, b',' | b'<' | b';' | b'{' | b'}' | b'('))
+        else {
+            continue;
+        };
+        if b[comma] != b',' {
+            continue;
+        }
+        let params = skip_ws(b, star + 4);
+        if b.get(params) != Some(&b'(') {
+            continue;
+        }
+        let Some(close) = matching_close(b, params) else {
+            continue;
+        };
+        let mut end = skip_ws(b, close + 1);
+        if b[end..].starts_with(b"const") && b.get(end + 5).is_some_and(|c| !is_word(*c)) {
+            end = skip_ws(b, end + 5);
+        }
+        if b.get(end) == Some(&b'>') {
+            edits.push((comma, end, None));
+        }
+    }
+}
+
+fn matching_close(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, &c) in b.iter().enumerate().skip(open).take(1024) {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A header meant to be included twice, opening `extern "C" {` the first time and closing it
+/// the second (BART's `cppwrap.h`, toggled by its own guard): read alone, its block never
+/// closes, or its `}` closes nothing. The opener that is never closed is blanked, and so is a
+/// `}` alone on its line that closes nothing; a file's other braces are left as written.
+fn unmatched_linkage_braces(b: &[u8], mask: &[bool], edits: &mut Vec<Edit>) {
+    let code = super::syntax_macros::mask_of(b, true);
+    let mut open: Vec<(usize, Option<usize>)> = Vec::new();
+    let mut stray = Vec::new();
+    let mut directive = false;
+    let mut line_start = 0;
+    for i in 0..b.len() {
+        let c = b[i];
+        if c == b'\n' {
+            directive = directive && i > 0 && b[i - 1] == b'\\';
+            line_start = i + 1;
+            continue;
+        }
+        if !code[i] {
+            continue;
+        }
+        if c == b'#' && b[line_start..i].iter().all(u8::is_ascii_whitespace) {
+            directive = true;
+        }
+        if directive {
+            continue;
+        }
+        if c == b'{' {
+            let before = back_ws(b, mask, i);
+            let linkage = b[..before].ends_with(b"\"C\"").then(|| {
+                let at = back_ws(b, mask, before - 3);
+                at.checked_sub(6).filter(|&s| &b[s..at] == b"extern")
+            });
+            open.push((i, linkage.flatten()));
+        } else if c == b'}' && open.pop().is_none() {
+            let line_end = b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |p| i + p);
+            let alone = b[line_start..i].iter().all(u8::is_ascii_whitespace)
+                && b[i + 1..line_end].iter().all(u8::is_ascii_whitespace);
+            if alone {
+                stray.push(i);
+            }
+        }
+    }
+    for (brace, linkage) in open {
+        if let Some(start) = linkage {
+            edits.push((start, brace + 1, None));
+        }
+    }
+    for at in stray {
+        edits.push((at, at + 1, None));
     }
 }
 
@@ -507,6 +631,22 @@ mod tests {
             .unwrap()
             .root_node()
             .has_error()
+    }
+
+    #[test]
+    fn a_member_function_pointer_template_parameter_is_blanked() {
+        let src = "template <typename T> struct H {\n  template <typename Op, bool (Op::*)(const T &a, const T &b, int idx) const> struct S5 {};\n  template <typename Op, bool (Op::*)(T a, T b, int idx)> struct S8 {};\n};\n";
+        assert!(parses(src));
+    }
+
+    #[test]
+    fn a_linkage_block_a_second_inclusion_closes_is_read_alone() {
+        let src = "#ifndef WRAP\n#define WRAP\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n#define VLA(x)\n#else\n#undef WRAP\n#ifdef __cplusplus\n}\n#endif\n#endif\n";
+        assert!(parses(src));
+        // a block closed in the same file, or a `}` sharing its line, is left as written
+        let closed = "extern \"C\" {\nint f(int);\n}\n";
+        assert_eq!(prepare(closed, &Default::default()), closed);
+        assert!(!parses("int f() { return 0; } }\n"));
     }
 
     #[test]

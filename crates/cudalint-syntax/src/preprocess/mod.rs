@@ -8,6 +8,7 @@ mod conditional;
 mod declaration_gaps;
 mod grammar_gaps;
 mod modern_cpp;
+mod spellings;
 mod syntax_macros;
 
 use std::borrow::Cow;
@@ -568,6 +569,13 @@ pub fn specifier_of(body: &str, known: &dyn Fn(&str) -> Option<Specifier>) -> Op
             rest = after.trim_start()[close..].trim_start();
             continue;
         }
+        // a standard attribute (BART's `#define alloc_size(x) [[gnu::alloc_size(x)]]`, after
+        // a function's parameters)
+        if let Some(after) = rest.strip_prefix("[[") {
+            let close = after.find("]]")?;
+            rest = after[close + 2..].trim_start();
+            continue;
+        }
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         words.push(&rest[..end]);
         rest = rest[end..].trim_start();
@@ -877,12 +885,24 @@ fn blank_string_macros(src: &str) -> Cow<'_, str> {
             }
             b'\'' => i = literal_end(b, i) + 1,
             b'"' => {
+                let open = i;
                 i = literal_end(b, i) + 1;
                 let start = skip_space(i);
                 if start == i
                     || !b
                         .get(start)
                         .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                {
+                    continue;
+                }
+                // a directive's literal (`#include "x.h"`) ends with its line: the word on the
+                // next (`extern "C" int f();`) is no macro between two literals
+                let line_start = b[..open]
+                    .iter()
+                    .rposition(|&c| c == b'\n')
+                    .map_or(0, |p| p + 1);
+                if b[i..start].contains(&b'\n')
+                    && b[line_start..open].trim_ascii_start().starts_with(b"#")
                 {
                     continue;
                 }
@@ -937,6 +957,15 @@ mod directive_comment_tests {
         assert_eq!(out.len(), src.len());
         assert!(!out.contains("HINT") && !out.contains("PFX") && !out.contains("PRIu64"));
         assert!(out.contains("\"r\"(x)") && out.contains(", b,") && out.contains("L\"b\""));
+    }
+
+    #[test]
+    fn a_directive_literal_is_not_joined_to_the_next_line() {
+        let src =
+            "#include \"x.h\"\nextern \"C\" int f(int);\n#define S \"a\"\nextern \"C\" int g();\n";
+        assert_eq!(super::blank_string_macros(src), src);
+        let parsed = crate::parse(src).unwrap();
+        assert!(parsed.model.error_regions.is_empty());
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub fn blank<'a>(src: &'a str, specifiers: &BTreeMap<String, Specifier>) -> Cow<
         Some(s) => Cow::Owned(s),
         None => Cow::Borrowed(src),
     };
+    let src = match super::spellings::respell(&src) {
+        Cow::Borrowed(_) => src,
+        Cow::Owned(s) => Cow::Owned(s),
+    };
     let words = match blank_words(&src) {
         Cow::Borrowed(_) => src,
         Cow::Owned(s) => Cow::Owned(s),
@@ -563,10 +567,20 @@ fn lone_macro(line: &[u8], mask: &[bool]) -> Option<std::ops::Range<usize>> {
     if ident.is_empty() || ident.as_bytes()[0].is_ascii_digit() || KEYWORDS.contains(&ident) {
         return None;
     }
+    let upper = |w: &[u8]| {
+        w.iter().filter(|c| c.is_ascii_uppercase()).count() >= 2
+            && !w.iter().any(|c| c.is_ascii_lowercase())
+            && w.iter().all(|&c| is_word(c))
+    };
     if ident_end > last {
-        let upper = ident.bytes().filter(u8::is_ascii_uppercase).count() >= 2
-            && !ident.bytes().any(|c| c.is_ascii_lowercase());
-        return upper.then_some(first..ident_end);
+        return upper(ident.as_bytes()).then_some(first..ident_end);
+    }
+    // several in a row (Altis's `ADD1_MOP20 ADD1_MOP20 ...`, each statements ending in `;`)
+    let code_words = line[first..=last]
+        .split(|c| c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty());
+    if (first..=last).all(|i| mask[i]) && code_words.clone().all(upper) && code_words.count() > 1 {
+        return Some(first..last + 1);
     }
     // a call whose parentheses close at the end of the line
     let open = (ident_end..line.len()).find(|&i| !line[i].is_ascii_whitespace())?;
@@ -750,7 +764,7 @@ fn blank_else_arm_macros(src: &str) -> Cow<'_, str> {
         return Cow::Borrowed(src);
     }
     let b = src.as_bytes();
-    let mut names: Vec<&[u8]> = Vec::new();
+    let mut firsts: Vec<(&[u8], &[u8])> = Vec::new();
     for at in memchr::memmem::find_iter(b, b"define") {
         let line_start = b[..at]
             .iter()
@@ -768,16 +782,36 @@ fn blank_else_arm_macros(src: &str) -> Cow<'_, str> {
         if name_end == name_start || b.get(name_end) != Some(&b'(') {
             continue;
         }
-        let Some(close) = b[name_end..].iter().position(|&c| c == b')' || c == b'\n') else {
+        // (the parameters may run over continued lines)
+        let Some(close) = (name_end..b.len())
+            .find(|&k| b[k] == b')' || (b[k] == b'\n' && b[k - 1] != b'\\' && b[k - 1] != b'\r'))
+            .filter(|&k| b[k] == b')')
+        else {
             continue;
         };
-        let mut i = name_end + close + 1;
+        let mut i = close + 1;
         // the replacement, past spaces and line continuations
         while i < b.len() && (matches!(b[i], b' ' | b'\t' | b'\r') || b[i..].starts_with(b"\\\n")) {
             i += if b[i] == b'\\' { 2 } else { 1 };
         }
-        if b[i..].starts_with(b"else") && b.get(i + 4).is_none_or(|c| !is_word(*c)) {
-            names.push(&b[name_start..name_end]);
+        let mut first_end = i;
+        while first_end < b.len() && is_word(b[first_end]) {
+            first_end += 1;
+        }
+        firsts.push((&b[name_start..name_end], &b[i..first_end]));
+    }
+    // a macro whose replacement starts with another's invocation is an arm too (Marlin's
+    // `CALL_IF(...)`, a run of `__CALL_IF(...)`, each `else if (...) { launch }`)
+    let mut names: Vec<&[u8]> = Vec::new();
+    loop {
+        let before = names.len();
+        for &(name, first) in &firsts {
+            if !names.contains(&name) && (first == b"else" || names.contains(&first)) {
+                names.push(name);
+            }
+        }
+        if names.len() == before {
+            break;
         }
     }
     if names.is_empty() {
@@ -888,6 +922,20 @@ fn opens_a_scope(b: &[u8], mask: &[bool], open: usize) -> bool {
     }
     let j = back_ws(i);
     b[..j].ends_with(b"namespace") && (j < 10 || !is_word(b[j - 10]))
+}
+
+/// Whether the `:` at `colon` closes a conditional expression's first branch: a `?` comes
+/// before it in the same statement, and it is no `::`.
+fn ends_a_ternary_branch(b: &[u8], mask: &[bool], colon: usize) -> bool {
+    if colon > 0 && b[colon - 1] == b':' {
+        return false;
+    }
+    let from = colon.saturating_sub(4096);
+    (from..colon)
+        .rev()
+        .filter(|&k| mask[k])
+        .take_while(|&k| !matches!(b[k], b';' | b'{' | b'}'))
+        .any(|k| b[k] == b'?')
 }
 
 fn blank_statement_macros(src: &str) -> Cow<'_, str> {
@@ -1083,7 +1131,13 @@ fn blank_statement_macros(src: &str) -> Cow<'_, str> {
                 }
             }
             if let Some(i) = (start..end).rev().find(|&i| significant(i)) {
-                prev_sig = Some(b[i]);
+                // a conditional expression's `:` at the end of a line (CUB's `SELECT_METHOD =
+                // c ? A :\n (d) ? B :\n C` in an enum) is no label's: what follows is its operand
+                prev_sig = Some(if b[i] == b':' && ends_a_ternary_branch(b, &mask, i) {
+                    b'?'
+                } else {
+                    b[i]
+                });
             }
         } else {
             // a directive ends whatever came before it
@@ -1225,6 +1279,36 @@ mod tests {
                 "}"
             ]
         );
+    }
+
+    #[test]
+    fn a_macro_made_of_else_arm_macros_is_an_arm_too() {
+        let src = "#define __CALL_IF(BITS, M,   \\\n                  N)         \\\n  else if (bits == BITS && m == M) { k<M, N><<<1, 32>>>(p); }\n#define CALL_IF(BITS, N) __CALL_IF(BITS, 1, N) __CALL_IF(BITS, 2, N)\nvoid f(int bits, int m, float* p) {\n  if (false) {\n  }\n  CALL_IF(4, 8)\n  CALL_IF(8, 8)\n  else {\n    return;\n  }\n}\n";
+        assert!(crate::parse(src).unwrap().model.error_regions.is_empty());
+    }
+
+    #[test]
+    fn a_conditional_expression_s_last_operand_is_no_statement_macro() {
+        let src = "template <typename F, typename S> struct A {\n  enum {\n    M = (!Equals<S, NullType>::VALUE) ?\n      USE_SELECT_OP :\n      (!Equals<F, NullType>::VALUE) ?\n        USE_SELECT_FLAGS :\n        USE_DISCONTINUITY\n  };\n};\n";
+        assert_eq!(super::blank_statement_macros(src), src);
+        assert!(crate::parse(src).unwrap().model.error_regions.is_empty());
+    }
+
+    #[test]
+    fn runs_of_statement_macros_are_blanked() {
+        let src = "__global__ void k(float* d, int n) {\n  float s = d[0];\n  for (int j = 0; j < n; ++j) {\n    ADD1_MOP20 ADD1_MOP20 ADD1_MOP20\n        ADD1_MOP20 ADD1_MOP20\n  }\n  d[0] = s;\n}\n";
+        assert_eq!(
+            kept(src),
+            [
+                "__global__ void k(float* d, int n) {",
+                "float s = d[0];",
+                "for (int j = 0; j < n; ++j) {",
+                "}",
+                "d[0] = s;",
+                "}"
+            ]
+        );
+        assert!(crate::parse(src).unwrap().model.error_regions.is_empty());
     }
 
     #[test]
