@@ -138,6 +138,8 @@ impl<'s> Lowerer<'s> {
             } else {
                 raw
             };
+            let gnu = super::statement_exprs::as_expression(text);
+            let text = gnu.as_deref().unwrap_or(text);
             match &params {
                 Some(params) => {
                     let text = unparenthesize_params(&crate::substitute::mark_pastes(text), params);

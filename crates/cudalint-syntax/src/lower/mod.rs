@@ -10,6 +10,7 @@ mod decls;
 mod exprs;
 mod inline_asm;
 mod items;
+mod statement_exprs;
 mod stmts;
 
 use crate::model::*;
