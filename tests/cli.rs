@@ -2438,3 +2438,44 @@ fn statement_macros_and_unrolled_loops_keep_every_access() {
     let atomic = access_where(&out, |a| a["op"] == "atomic");
     assert_eq!(atomic["line"], 5, "{out}");
 }
+
+/// A corpus of programs, two of them with a kernel of one name (PolyBench's JACOBI1D and
+/// JACOBI2D, each its own `runJacobiCUDA_kernel1`): each kernel takes its own program's
+/// launch. Merged, the 2-D kernel ran under the 1-D block too, where no lane passed its
+/// `i >= 1` and every access was unknown.
+#[test]
+fn kernels_of_one_name_in_two_programs_take_their_own_launches() {
+    let dir = scratch("two-programs");
+    for (folder, kernel, launch) in [
+        (
+            "jacobi1d",
+            "__global__ void step(int n, float* A, float* B) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= 1 && i < n - 1) B[i] = A[i - 1] + A[i + 1];\n}\n",
+            "void run(int n, float* A, float* B) {\n  step<<<n / 256, 256>>>(n, A, B);\n}\n",
+        ),
+        (
+            "jacobi2d",
+            "__global__ void step(int n, float* A, float* B) {\n  int i = blockIdx.y * blockDim.y + threadIdx.y;\n  int j = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= 1 && i < n - 1 && j < n) B[i * n + j] = A[i * n + j * 32];\n}\n",
+            "void run(int n, float* A, float* B) {\n  dim3 block(32, 8);\n  dim3 grid(n / 32, n / 8);\n  step<<<grid, block>>>(n, A, B);\n}\n",
+        ),
+    ] {
+        std::fs::create_dir_all(dir.join(folder)).unwrap();
+        std::fs::write(dir.join(folder).join("main.cu"), format!("{kernel}{launch}")).unwrap();
+    }
+    let out = common::json(&["audit", "--format", "json", &s(&dir)]);
+    let accesses = out["accesses"].as_array().unwrap();
+    let in_2d: Vec<_> = accesses
+        .iter()
+        .filter(|a| a["file"].as_str().unwrap().contains("jacobi2d"))
+        .collect();
+    assert_eq!(in_2d.len(), 2, "{in_2d:?}");
+    for a in in_2d {
+        assert_eq!(a["block"], serde_json::json!([32, 8, 1]), "{a}");
+        assert_ne!(a["class"], "unknown", "{a}");
+    }
+    let in_1d = accesses
+        .iter()
+        .filter(|a| a["file"].as_str().unwrap().contains("jacobi1d"));
+    for a in in_1d {
+        assert_eq!(a["block"], serde_json::json!([256, 1, 1]), "{a}");
+    }
+}

@@ -178,7 +178,7 @@ pub fn configurations(
 ) -> Vec<(Shape, interp::Bindings)> {
     let mut out: Vec<(Shape, interp::Bindings)> = Vec::new();
     if let Some(&block) = options.kernel_blocks.get(kernel.name.as_str()) {
-        let bindings = launches_of(project, kernel)
+        let bindings = launches_of(project, file, kernel)
             .into_iter()
             .next()
             .and_then(|(fi, l)| {
@@ -226,7 +226,7 @@ pub fn configurations(
     let mut form = None;
     let mut seen = std::collections::HashSet::new();
     {
-        for (fi, l) in launches_of(project, kernel) {
+        for (fi, l) in launches_of(project, file, kernel) {
             let mut run = interp::KernelRun::new(project, options);
             for v in run.eval_launch_all(fi, l, kernel) {
                 let block = match v.block {
@@ -368,9 +368,25 @@ pub const MAX_LAUNCH_SITES: usize = 64;
 /// their own launches), else all of its name; the first [`MAX_LAUNCH_SITES`] of them.
 fn launches_of<'a>(
     project: &'a Project<'_>,
+    file: usize,
     kernel: &Function,
 ) -> Vec<(usize, &'a cudalint_syntax::Launch)> {
-    let all: Vec<_> = project.launches_of(&kernel.name).collect();
+    let own = project.files[file];
+    // a launch from a file that sees another kernel of this name, and not this one, is that
+    // kernel's (a corpus of programs, two of them each with its `runJacobiCUDA_kernel1`)
+    let elsewhere = |fi: usize| {
+        let seen = project.visible_models(fi);
+        !seen.iter().any(|m| std::ptr::eq(*m, own))
+            && seen.iter().any(|m| {
+                m.functions
+                    .iter()
+                    .any(|g| g.kind == cudalint_syntax::FnKind::Global && g.name == kernel.name)
+            })
+    };
+    let all: Vec<_> = project
+        .launches_of(&kernel.name)
+        .filter(|(fi, _)| !elsewhere(*fi))
+        .collect();
     let fitting: Vec<_> = all
         .iter()
         .copied()

@@ -470,17 +470,18 @@ impl KernelRun<'_> {
     }
 
     fn value_field(&mut self, base: &Expr, field: &str) -> Option<Val> {
-        // `cu_data.matrix_dim.cols` is in memory where `cu_data` is
-        let mut base = base;
+        // `cu_data.matrix_dim.cols` is in memory where `cu_data` is (the walk to the root
+        // leaves `base` alone: `plan.access.bin.bin_offset` is a member of `plan.access.bin`)
+        let mut root = base;
         while let ExprKind::Field {
             base: inner,
             arrow: false,
             ..
-        } = &base.kind
+        } = &root.kind
         {
             match &inner.kind {
                 ExprKind::Ident(n) if self.object_in_memory(n) => return None,
-                ExprKind::Field { .. } => base = inner,
+                ExprKind::Field { .. } => root = inner,
                 _ => break,
             }
         }
