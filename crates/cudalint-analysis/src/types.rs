@@ -408,29 +408,10 @@ fn alias_instance(name: &str, files: &[&FileModel]) -> Option<TypeRef> {
     let mut ty = alias.ty.clone();
     let mut text = ty.name.to_string();
     for (p, a) in alias.params.iter().zip(&args) {
-        text = replace_word(&text, p, a.trim());
+        text = cudalint_syntax::substitute::replace_word(&text, p, a.trim());
     }
     ty.name = text.as_str().into();
     Some(ty)
-}
-
-/// `text` with each whole-word `word` replaced by `with`.
-fn replace_word(text: &str, word: &str, with: &str) -> String {
-    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (i, _) in text.match_indices(word) {
-        let before = text[..i].chars().last();
-        let after = text[i + word.len()..].chars().next();
-        if before.is_some_and(ident) || after.is_some_and(ident) {
-            continue;
-        }
-        out.push_str(&text[last..i]);
-        out.push_str(with);
-        last = i + word.len();
-    }
-    out.push_str(&text[last..]);
-    out
 }
 
 /// `typename std::conditional<std::is_same<float, float>::value, A, B>::type`: `A` or `B`,

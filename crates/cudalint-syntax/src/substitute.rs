@@ -311,6 +311,25 @@ fn walk_expr(e: &mut Expr, f: &dyn Fn(&mut Expr)) {
     }
 }
 
+/// `text` with each whole-word `word` replaced by `with`.
+pub fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (i, _) in text.match_indices(word) {
+        let before = text[..i].chars().last();
+        let after = text[i + word.len()..].chars().next();
+        if before.is_some_and(ident) || after.is_some_and(ident) {
+            continue;
+        }
+        out.push_str(&text[last..i]);
+        out.push_str(with);
+        last = i + word.len();
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

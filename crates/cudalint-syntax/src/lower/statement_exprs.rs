@@ -16,7 +16,7 @@ pub(super) fn as_expression(text: &str) -> Option<String> {
     let mut out = value.trim().to_string();
     for decl in declarations.iter().rev() {
         let (name, init) = declared(decl)?;
-        out = replace_word(&out, name, &format!("({})", init.trim()));
+        out = crate::substitute::replace_word(&out, name, &format!("({})", init.trim()));
     }
     (!out.is_empty()).then_some(out)
 }
@@ -77,24 +77,6 @@ fn top_level_split(text: &str, sep: u8) -> Vec<&str> {
     }
     parts.push(&text[start..]);
     parts
-}
-
-fn replace_word(text: &str, word: &str, with: &str) -> String {
-    let b = text.as_bytes();
-    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (at, _) in text.match_indices(word) {
-        let end = at + word.len();
-        if (at > 0 && is_word(b[at - 1])) || b.get(end).is_some_and(|c| is_word(*c)) {
-            continue;
-        }
-        out.push_str(&text[last..at]);
-        out.push_str(with);
-        last = end;
-    }
-    out.push_str(&text[last..]);
-    out
 }
 
 #[cfg(test)]

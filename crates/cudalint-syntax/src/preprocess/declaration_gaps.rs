@@ -164,7 +164,7 @@ fn member_function_pointer_parameters(b: &[u8], mask: &[bool], edits: &mut Vec<E
         if b.get(params) != Some(&b'(') {
             continue;
         }
-        let Some(close) = matching_close(b, params) else {
+        let Some(close) = super::syntax_macros::matching_paren(b, params) else {
             continue;
         };
         let mut end = skip_ws(b, close + 1);
@@ -175,23 +175,6 @@ fn member_function_pointer_parameters(b: &[u8], mask: &[bool], edits: &mut Vec<E
             edits.push((comma, end, None));
         }
     }
-}
-
-fn matching_close(b: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, &c) in b.iter().enumerate().skip(open).take(1024) {
-        match c {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// A header meant to be included twice, opening `extern "C" {` the first time and closing it

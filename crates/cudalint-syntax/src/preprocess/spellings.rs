@@ -41,14 +41,21 @@ const C11_KEYWORDS: &[(&str, &str)] = &[
 ];
 
 pub(super) fn respell(src: &str) -> Cow<'_, str> {
-    if !ALTERNATIVE_TOKENS.iter().any(|(w, _)| src.contains(w))
+    let b = src.as_bytes();
+    // (`or` is in nearly every file, inside `for` and `error`: only a whole word is worth the
+    // mask of comments)
+    let whole = |w: &str| {
+        memchr::memmem::find_iter(b, w.as_bytes()).any(|i| {
+            (i == 0 || !is_word(b[i - 1])) && b.get(i + w.len()).is_none_or(|c| !is_word(*c))
+        })
+    };
+    if !ALTERNATIVE_TOKENS.iter().any(|(w, _)| whole(w))
         && !C11_KEYWORDS.iter().any(|(w, _)| src.contains(w))
         && !src.contains("_Complex")
         && !src.contains("__complex__")
     {
         return Cow::Borrowed(src);
     }
-    let b = src.as_bytes();
     let mask = super::syntax_macros::mask_of(b, false);
     let mut edits = Vec::new();
     rewrite(src, b, &mask, &mut edits);

@@ -372,7 +372,7 @@ fn words_of(b: &[u8]) -> impl Iterator<Item = (usize, usize)> + '_ {
 }
 
 /// The `)` matching the `(` at `open`, on the same logical line or a few after.
-fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
+pub(super) fn matching_paren(b: &[u8], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     for (k, &c) in b[open..].iter().enumerate().take(1024) {
         match c {
