@@ -489,6 +489,21 @@ impl KernelRun<'_> {
                 continue;
             }
             self.stmt(s);
+            // a name a loop changes is a run-time value from the change on: what is computed
+            // from it after (BART's `while (8 * bx < n) bx *= 2;` then `MIN(32, bx)` for the
+            // block) must not take the one pass the statement was run for
+            if let Stmt::Expr(e) = s {
+                for name in changed_names(e) {
+                    if modified.contains(name)
+                        && !equal.contains_key(name)
+                        && matches!(self.lookup_local(name), Some(Val::Int(_)))
+                    {
+                        let reason =
+                            format!("`{name}` is changed before the launch in `{}`", host.name);
+                        self.assign_local(name, Val::Unknown(reason.into()));
+                    }
+                }
+            }
             if let Stmt::Decl(d) = s {
                 if let Some(&c) = equal.get(d.name.as_str()) {
                     self.assign_local(&d.name, Val::Int(crate::sym::konst(c)));
@@ -1593,6 +1608,36 @@ pub(super) fn modified_before(
             }
             _ => {}
         }
+    }
+}
+
+/// The names an expression statement assigns or steps (`bx *= 2`, `n++`, `a = b = 0`).
+fn changed_names(e: &Expr) -> Vec<&str> {
+    match &e.kind {
+        ExprKind::Assign { lhs, rhs, .. } => {
+            let mut out = changed_names(rhs);
+            if let ExprKind::Ident(n) = &lhs.kind {
+                out.push(n.as_str());
+            }
+            out
+        }
+        ExprKind::Unary {
+            op:
+                cudalint_syntax::UnOp::PreInc
+                | cudalint_syntax::UnOp::PreDec
+                | cudalint_syntax::UnOp::PostInc
+                | cudalint_syntax::UnOp::PostDec,
+            arg,
+        } => match &arg.kind {
+            ExprKind::Ident(n) => vec![n.as_str()],
+            _ => Vec::new(),
+        },
+        ExprKind::Comma(a, b) => {
+            let mut out = changed_names(a);
+            out.extend(changed_names(b));
+            out
+        }
+        _ => Vec::new(),
     }
 }
 
